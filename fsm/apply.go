@@ -1,0 +1,340 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// Apply implements raft.FSM. It returns a *Result.
+func (f *FSM) Apply(l *raft.Log) interface{} {
+	cmd, err := DecodeCommand(l.Data)
+	if err != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.lastZxid = int64(l.Index)
+		return &Result{Zxid: f.lastZxid, Err: wire.ErrMarshallingError}
+	}
+	return f.ApplyCommand(l.Index, l.Term, cmd)
+}
+
+// ApplyCommand applies a decoded command at log position (index, term).
+// It is the pure core of Apply.
+func (f *FSM) ApplyCommand(index, term uint64, cmd *Command) *Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	zxid := int64(index)
+	if zxid > f.lastZxid {
+		f.lastZxid = zxid
+	}
+	r := &Result{Zxid: zxid}
+	switch cmd.Type {
+	case CmdInit:
+		if len(f.secret) == 0 {
+			f.secret = slices.Clone(cmd.Secret)
+		}
+	case CmdCreateSession:
+		f.createSession(cmd, r)
+	case CmdCloseSession:
+		f.closeSession(zxid, cmd.Session, r)
+	case CmdExpireSession:
+		if cmd.Term != term {
+			// Proposed by a leader that has since been deposed: ignore.
+			r.Err = wire.ErrRuntimeInconsistency
+			break
+		}
+		f.closeSession(zxid, cmd.Session, r)
+	case CmdOps:
+		f.applyOps(zxid, cmd, r)
+	default:
+		r.Err = wire.ErrUnimplemented
+	}
+	if f.OnApply != nil {
+		f.OnApply(r)
+	}
+	return r
+}
+
+func (f *FSM) createSession(cmd *Command, r *Result) {
+	if f.nextSession == 0 {
+		// As ZooKeeper's SessionTrackerImpl.initializeNextSessionId with
+		// server id 0: time in the high bits, so ids differ between
+		// clusters and restarts of an in-memory cluster.
+		f.nextSession = int64(uint64(cmd.Time<<24) >> 8)
+		if f.nextSession == 0 {
+			f.nextSession = 1
+		}
+	}
+	id := f.nextSession
+	f.nextSession++
+	f.sessions[id] = &session{timeout: cmd.Timeout}
+	r.Session, r.Timeout, r.Passwd = id, cmd.Timeout, f.password(id)
+}
+
+// closeSession deletes the session and, in the same step, its ephemerals.
+func (f *FSM) closeSession(zxid, id int64, r *Result) {
+	s := f.sessions[id]
+	if s == nil {
+		r.Err = wire.ErrSessionExpired
+		return
+	}
+	paths := make([]string, 0, len(s.ephemerals))
+	for p := range s.ephemerals {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		f.removeNode(zxid, p, r)
+	}
+	delete(f.sessions, id)
+}
+
+func (f *FSM) applyOps(zxid int64, cmd *Command, r *Result) {
+	if !cmd.Multi && len(cmd.Ops) != 1 {
+		r.Err = wire.ErrBadArguments
+		return
+	}
+	if cmd.Session != 0 && f.sessions[cmd.Session] == nil {
+		r.Err = wire.ErrSessionExpired
+		if !cmd.Multi {
+			r.Ops = []OpResult{{Type: cmd.Ops[0].Type, Err: r.Err}}
+		}
+		return
+	}
+	if !cmd.Multi {
+		res := f.applyOp(zxid, cmd, &cmd.Ops[0], r)
+		r.Err = res.Err
+		r.Ops = []OpResult{res}
+		return
+	}
+	f.applyMulti(zxid, cmd, r)
+}
+
+func (f *FSM) applyMulti(zxid int64, cmd *Command, r *Result) {
+	f.undo = make([]func(), 0, 4*len(cmd.Ops))
+	defer func() { f.undo = nil }()
+	r.Ops = make([]OpResult, len(cmd.Ops))
+	failed := -1
+	for i := range cmd.Ops {
+		r.Ops[i] = f.applyOp(zxid, cmd, &cmd.Ops[i], r)
+		if r.Ops[i].Err != wire.OK {
+			failed = i
+			break
+		}
+	}
+	if failed < 0 {
+		return
+	}
+	f.rollback()
+	r.Events = nil
+	code := r.Ops[failed].Err
+	for i := range r.Ops {
+		res := OpResult{Type: wire.OpError}
+		switch {
+		case i == failed:
+			res.Err = code
+		case i > failed:
+			res.Err = wire.ErrRuntimeInconsistency
+		}
+		r.Ops[i] = res
+	}
+}
+
+func (f *FSM) applyOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
+	if c := ValidateOp(op); c != wire.OK {
+		return OpResult{Type: op.Type, Err: c}
+	}
+	switch op.Type {
+	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
+		return f.create(zxid, cmd, op, r)
+	case wire.OpDelete:
+		return f.delete(zxid, op, r)
+	case wire.OpDeleteContainer:
+		return f.reap(zxid, cmd.Time, op, r)
+	case wire.OpSetData:
+		return f.setDataOp(zxid, cmd.Time, op, r)
+	case wire.OpSetACL:
+		return f.setACL(op)
+	case wire.OpCheck:
+		return f.check(op)
+	}
+	return OpResult{Type: op.Type, Err: wire.ErrUnimplemented}
+}
+
+func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
+	res := OpResult{Type: op.Type}
+	parentPath := wire.ParentPath(op.Path)
+	parent := f.nodes[parentPath]
+	if parent == nil {
+		res.Err = wire.ErrNoNode
+		return res
+	}
+	path := op.Path
+	if op.Mode.IsSequential() {
+		path += fmt.Sprintf("%010d", parent.cversion)
+	}
+	if f.nodes[path] != nil {
+		res.Err = wire.ErrNodeExists
+		return res
+	}
+	if parent.isEphemeral() {
+		res.Err = wire.ErrNoChildrenForEphemerals
+		return res
+	}
+	n := &node{data: op.Data, czxid: zxid, mzxid: zxid, pzxid: zxid,
+		ctime: cmd.Time, mtime: cmd.Time, aclRef: f.acls.ref(op.ACL)}
+	switch {
+	case op.Mode.IsEphemeral():
+		if cmd.Session == 0 {
+			res.Err = wire.ErrBadArguments
+			return res
+		}
+		n.owner = cmd.Session
+		f.setMember(f.sessions[cmd.Session].ephemerals0(), path, true)
+	case op.Mode.IsContainer():
+		n.owner = wire.ContainerOwner
+		f.setMember(f.containers, path, true)
+	case op.Mode.IsTTL():
+		n.owner = wire.TTLOwner(op.TTL)
+		f.setMember(f.ttls, path, true)
+	}
+	f.putNode(path, n)
+	p := f.mutable(parentPath)
+	p.cversion++
+	p.pzxid = zxid
+	f.link(p, wire.BaseName(path))
+	r.Events = append(r.Events, Event{wire.EventNodeCreated, path},
+		Event{wire.EventNodeChildrenChanged, parentPath})
+	res.Path, res.Stat = path, n.stat()
+	return res
+}
+
+// ephemerals0 returns the session's ephemeral set, creating it if needed.
+func (s *session) ephemerals0() map[string]struct{} {
+	if s.ephemerals == nil {
+		s.ephemerals = make(map[string]struct{})
+	}
+	return s.ephemerals
+}
+
+func (f *FSM) delete(zxid int64, op *Op, r *Result) OpResult {
+	res := OpResult{Type: op.Type}
+	if isSystemPath(op.Path) {
+		res.Err = wire.ErrBadArguments
+		return res
+	}
+	n := f.nodes[op.Path]
+	switch {
+	case f.nodes[wire.ParentPath(op.Path)] == nil || n == nil:
+		res.Err = wire.ErrNoNode
+	case op.Version != -1 && op.Version != n.version:
+		res.Err = wire.ErrBadVersion
+	case len(n.children) > 0:
+		res.Err = wire.ErrNotEmpty
+	default:
+		f.removeNode(zxid, op.Path, r)
+	}
+	return res
+}
+
+// reap deletes an empty container, or an empty TTL node whose TTL has
+// passed since its mtime, re-checking what the reaper saw.
+func (f *FSM) reap(zxid, now int64, op *Op, r *Result) OpResult {
+	res := OpResult{Type: op.Type}
+	n := f.nodes[op.Path]
+	if n == nil {
+		res.Err = wire.ErrNoNode
+		return res
+	}
+	ttl, isTTL := n.ttl()
+	switch {
+	case !n.isContainer() && !isTTL:
+		res.Err = wire.ErrBadArguments
+	case len(n.children) > 0:
+		res.Err = wire.ErrNotEmpty
+	case isTTL && now-n.mtime <= ttl:
+		res.Err = wire.ErrBadVersion
+	default:
+		f.removeNode(zxid, op.Path, r)
+	}
+	return res
+}
+
+// removeNode deletes an existing childless node and updates its parent,
+// indexes and events.
+func (f *FSM) removeNode(zxid int64, path string, r *Result) {
+	n := f.nodes[path]
+	switch {
+	case n.isEphemeral():
+		if s := f.sessions[n.owner]; s != nil {
+			f.setMember(s.ephemerals0(), path, false)
+		}
+	case n.isContainer():
+		f.setMember(f.containers, path, false)
+	default:
+		if _, ok := n.ttl(); ok {
+			f.setMember(f.ttls, path, false)
+		}
+	}
+	f.deleteNode(path)
+	parentPath := wire.ParentPath(path)
+	p := f.mutable(parentPath)
+	f.unlink(p, wire.BaseName(path))
+	if zxid > p.pzxid {
+		p.pzxid = zxid
+	}
+	r.Events = append(r.Events, Event{wire.EventNodeDeleted, path},
+		Event{wire.EventNodeChildrenChanged, parentPath})
+}
+
+func (f *FSM) setDataOp(zxid, now int64, op *Op, r *Result) OpResult {
+	res := OpResult{Type: op.Type}
+	n := f.nodes[op.Path]
+	switch {
+	case n == nil:
+		res.Err = wire.ErrNoNode
+	case op.Version != -1 && op.Version != n.version:
+		res.Err = wire.ErrBadVersion
+	default:
+		n = f.mutable(op.Path)
+		f.setData(n, op.Data)
+		n.version++
+		n.mzxid, n.mtime = zxid, now
+		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, op.Path})
+		res.Stat = n.stat()
+	}
+	return res
+}
+
+func (f *FSM) setACL(op *Op) OpResult {
+	res := OpResult{Type: op.Type}
+	n := f.nodes[op.Path]
+	switch {
+	case n == nil:
+		res.Err = wire.ErrNoNode
+	case op.Version != -1 && op.Version != n.aversion:
+		res.Err = wire.ErrBadVersion
+	default:
+		n = f.mutable(op.Path)
+		n.aclRef = f.acls.ref(op.ACL)
+		n.aversion++
+		res.Stat = n.stat()
+	}
+	return res
+}
+
+func (f *FSM) check(op *Op) OpResult {
+	res := OpResult{Type: op.Type}
+	n := f.nodes[op.Path]
+	switch {
+	case n == nil:
+		res.Err = wire.ErrNoNode
+	case op.Version != -1 && op.Version != n.version:
+		res.Err = wire.ErrBadVersion
+	default:
+		res.Stat = n.stat()
+	}
+	return res
+}

@@ -1,0 +1,122 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// CommandVersion is the format version byte that prefixes every encoded
+// command. Decoding rejects versions it does not know.
+const CommandVersion byte = 1
+
+// CmdType says what a Command does.
+type CmdType uint8
+
+// Command types.
+const (
+	// CmdInit sets the cluster secret (once; later inits are no-ops).
+	CmdInit CmdType = iota + 1
+	// CmdCreateSession creates a session with Timeout (ms).
+	CmdCreateSession
+	// CmdCloseSession closes Session and deletes its ephemerals.
+	CmdCloseSession
+	// CmdExpireSession expires Session; ignored unless Term equals the
+	// term of the log entry (a deposed leader's expiry never applies).
+	CmdExpireSession
+	// CmdOps applies Ops: one op, or an atomic multi when Multi is set.
+	CmdOps
+)
+
+// Command is one replicated state change.
+type Command struct {
+	Type    CmdType `msgpack:"t"`
+	Time    int64   `msgpack:"ts"` // ms since the epoch, stamped by the proposer
+	Session int64   `msgpack:"s,omitempty"`
+	Term    uint64  `msgpack:"tm,omitempty"`
+	Timeout int32   `msgpack:"to,omitempty"`
+	Secret  []byte  `msgpack:"sec,omitempty"`
+	Multi   bool    `msgpack:"m,omitempty"`
+	Ops     []Op    `msgpack:"o,omitempty"`
+}
+
+// Op is one tree operation. Type is the ZooKeeper opcode: create (1),
+// create2 (15), createContainer (19), createTTL (21), delete (2),
+// setData (5), setACL (7), check (13), or deleteContainer (20), the
+// reaper's conditional delete of an empty container or expired TTL node.
+type Op struct {
+	Type    wire.OpCode     `msgpack:"o"`
+	Path    string          `msgpack:"p"`
+	Data    []byte          `msgpack:"d,omitempty"`
+	ACL     []wire.ACL      `msgpack:"a,omitempty"`
+	Mode    wire.CreateMode `msgpack:"f,omitempty"`
+	TTL     int64           `msgpack:"l,omitempty"`
+	Version int32           `msgpack:"v,omitempty"`
+}
+
+// EncodeCommand returns the versioned msgpack encoding of c.
+func EncodeCommand(c *Command) ([]byte, error) {
+	b, err := msgpack.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+1)
+	out = append(out, CommandVersion)
+	return append(out, b...), nil
+}
+
+// ErrBadCommand is wrapped by DecodeCommand's errors.
+var ErrBadCommand = errors.New("fsm: bad command")
+
+// DecodeCommand decodes a command produced by EncodeCommand.
+func DecodeCommand(b []byte) (*Command, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: empty", ErrBadCommand)
+	}
+	if b[0] != CommandVersion {
+		return nil, fmt.Errorf("%w: unknown format version %d", ErrBadCommand, b[0])
+	}
+	c := new(Command)
+	if err := msgpack.Unmarshal(b[1:], c); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadCommand, err)
+	}
+	return c, nil
+}
+
+// Result is what Apply returns for one command.
+type Result struct {
+	// Zxid is the log index the command was applied at.
+	Zxid int64
+	// Err is the command's error: the failing op's code for a single op,
+	// ErrSessionExpired when the session is gone; OK for a multi, whose
+	// failure is reported per op.
+	Err wire.Code
+	// Ops holds one result per op of a CmdOps command.
+	Ops []OpResult
+	// Session, Passwd and Timeout describe a created session.
+	Session int64
+	Passwd  []byte
+	Timeout int32
+	// Events are the watch triggers the command caused, in order.
+	Events []Event
+}
+
+// OpResult is one op's outcome. For a failed multi every op has Type
+// OpError and Err as ZooKeeper encodes it.
+type OpResult struct {
+	Type wire.OpCode
+	Err  wire.Code
+	Path string    // created path (with sequence suffix)
+	Stat wire.Stat // created or modified node's Stat
+}
+
+// Event is one watch trigger: ZooKeeper's DataTree.triggerWatch(path, type).
+// NodeCreated/NodeDataChanged go to data watches of Path, NodeDeleted to
+// data and child watches of Path, NodeChildrenChanged to child watches of
+// Path (the parent of the created or deleted node).
+type Event struct {
+	Type wire.EventType
+	Path string
+}

@@ -1,0 +1,34 @@
+// Package fsm is Paddock's replicated state machine: the znode tree and the
+// session table, as a hashicorp/raft FSM.
+//
+// Contract:
+//   - Apply is a pure function of (state, log entry). It never reads the
+//     clock, never uses randomness, and never depends on map iteration
+//     order. Time arrives in the command (Command.Time, stamped by the
+//     proposer); zxid is the Raft log index.
+//   - Commands are msgpack-encoded with a leading format-version byte
+//     (EncodeCommand / DecodeCommand). Apply re-validates everything that
+//     depends on state: existence, versions, parent type, and that the
+//     owning session is still alive. Stateless checks (paths, modes, TTLs,
+//     ACL syntax) are exported as ValidateOp so the server can also apply
+//     them at the door.
+//   - Apply returns a *Result: per-op results and the change events (path,
+//     type) in the order ZooKeeper's DataTree triggers them. The OnApply hook,
+//     if set, is called inside Apply with the state lock held, before any
+//     reader can observe the new state, so that watch notifications are
+//     queued before the data they announce is readable. OnApply must not
+//     block.
+//   - multi is atomic: on the first failing op every change is rolled back
+//     and every op reports ZooKeeper's per-op error (0 before, the code at,
+//     ErrRuntimeInconsistency after).
+//   - Reads (Get, Exists, Children, ...) are safe to call concurrently with
+//     Apply; they see the state after some prefix of applied entries.
+//     Returned byte slices are shared with the tree and must not be
+//     modified.
+//   - Snapshot captures the tree in O(n) pointer copies (nodes are
+//     copy-on-write while a snapshot may still reference them) and Persist
+//     streams msgpack without recursion, so a 10,000-deep tree is fine.
+//     Restore discards all prior state.
+//   - Check verifies the tree's invariants and Digest returns a
+//     deterministic hash of the whole state for comparing replicas.
+package fsm

@@ -1,0 +1,322 @@
+package fsm
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// Well-known paths that always exist and can never be deleted.
+const (
+	RootPath      = "/"
+	ZooKeeperPath = "/zookeeper"
+	QuotaPath     = "/zookeeper/quota"
+	ConfigPath    = "/zookeeper/config"
+)
+
+// PasswordLen is the length of a session password on the wire.
+const PasswordLen = 16
+
+// session is one entry of the replicated session table.
+type session struct {
+	timeout    int32
+	ephemerals map[string]struct{}
+}
+
+// FSM is the replicated znode tree and session table. The zero value is
+// not usable; call New.
+type FSM struct {
+	mu sync.RWMutex
+
+	nodes      map[string]*node
+	acls       *aclTable
+	sessions   map[int64]*session
+	containers map[string]struct{}
+	ttls       map[string]struct{}
+
+	secret      []byte
+	nextSession int64
+	lastZxid    int64
+	gen         uint64       // current snapshot generation; see mutable
+	active      atomic.Int64 // snapshots not yet released
+	dataSize    int64
+
+	// OnApply, if set, is called at the end of every Apply with the state
+	// lock held. It must not block and must not call back into the FSM.
+	OnApply func(r *Result)
+
+	// undo is non-nil while a multi is being applied.
+	undo []func()
+}
+
+// New returns an FSM holding only the initial nodes.
+func New() *FSM {
+	f := &FSM{}
+	f.reset()
+	return f
+}
+
+func (f *FSM) reset() {
+	f.nodes = make(map[string]*node)
+	f.acls = newACLTable()
+	f.sessions = make(map[int64]*session)
+	f.containers = make(map[string]struct{})
+	f.ttls = make(map[string]struct{})
+	f.secret, f.nextSession, f.lastZxid, f.dataSize = nil, 0, 0, 0
+	open := f.acls.ref(wire.OpenACLUnsafe)
+	f.nodes[RootPath] = &node{aclRef: open}
+	for _, p := range []string{ZooKeeperPath, QuotaPath} {
+		f.nodes[p] = &node{aclRef: open}
+		f.addChild(wire.ParentPath(p), p)
+	}
+	// As ZooKeeper's DataTree.addConfigNode: READ_ACL_UNSAFE set with
+	// version -1, which leaves aversion at -1.
+	f.nodes[ConfigPath] = &node{aclRef: f.acls.ref(wire.ReadACLUnsafe), aversion: -1}
+	f.addChild(ZooKeeperPath, ConfigPath)
+	for p := range f.nodes {
+		f.dataSize += int64(len(p))
+	}
+}
+
+func isSystemPath(p string) bool {
+	return p == RootPath || p == ZooKeeperPath || p == QuotaPath || p == ConfigPath
+}
+
+// addChild links path under parent (no stat changes).
+func (f *FSM) addChild(parent, path string) {
+	p := f.nodes[parent]
+	if p.children == nil {
+		p.children = make(map[string]struct{})
+	}
+	p.children[wire.BaseName(path)] = struct{}{}
+}
+
+// Password returns the password of session id: a keyed hash of the id under
+// the cluster secret, so any replica can check it and nobody can derive it
+// from the id alone.
+func (f *FSM) Password(id int64) []byte {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.password(id)
+}
+
+func (f *FSM) password(id int64) []byte {
+	m := hmac.New(sha256.New, f.secret)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(id))
+	m.Write(b[:])
+	return m.Sum(nil)[:PasswordLen]
+}
+
+// CheckPassword reports whether passwd is session id's password, in
+// constant time.
+func (f *FSM) CheckPassword(id int64, passwd []byte) bool {
+	return hmac.Equal(f.Password(id), passwd)
+}
+
+// HasSecret reports whether the cluster secret has been initialised.
+func (f *FSM) HasSecret() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.secret) > 0
+}
+
+// LastZxid returns the zxid (log index) of the last applied command.
+func (f *FSM) LastZxid() int64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.lastZxid
+}
+
+// Get returns a node's data and Stat (getData).
+func (f *FSM) Get(path string) ([]byte, wire.Stat, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	n := f.nodes[path]
+	if n == nil {
+		return nil, wire.Stat{}, wire.ErrNoNode
+	}
+	return n.data, n.stat(), nil
+}
+
+// Exists returns a node's Stat and whether it exists.
+func (f *FSM) Exists(path string) (wire.Stat, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if n := f.nodes[path]; n != nil {
+		return n.stat(), true
+	}
+	return wire.Stat{}, false
+}
+
+// Children returns a node's child names, sorted, and its Stat.
+func (f *FSM) Children(path string) ([]string, wire.Stat, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	n := f.nodes[path]
+	if n == nil {
+		return nil, wire.Stat{}, wire.ErrNoNode
+	}
+	return n.sortedChildren(), n.stat(), nil
+}
+
+// GetACL returns a node's ACL (shared; do not modify) and Stat.
+func (f *FSM) GetACL(path string) ([]wire.ACL, wire.Stat, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	n := f.nodes[path]
+	if n == nil {
+		return nil, wire.Stat{}, wire.ErrNoNode
+	}
+	return f.acls.get(n.aclRef), n.stat(), nil
+}
+
+// Ephemerals returns the sorted paths of session's ephemeral nodes that
+// start with prefix; "" or "/" selects all (getEphemerals).
+func (f *FSM) Ephemerals(sessionID int64, prefix string) []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s := f.sessions[sessionID]
+	out := []string{}
+	if s == nil {
+		return out
+	}
+	all := prefix == "" || prefix == RootPath
+	for p := range s.ephemerals {
+		if all || strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// AllChildrenNumber counts every descendant of path
+// (getAllChildrenNumber). For "/" that is every node but the root,
+// including /zookeeper and its children, as ZooKeeper counts.
+func (f *FSM) AllChildrenNumber(path string) (int32, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	n := f.nodes[path]
+	if n == nil {
+		return 0, wire.ErrNoNode
+	}
+	if path == RootPath {
+		return int32(len(f.nodes) - 1), nil
+	}
+	count := 0
+	stack := []string{path}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for c := range f.nodes[p].children {
+			count++
+			stack = append(stack, wire.JoinPath(p, c))
+		}
+	}
+	return int32(count), nil
+}
+
+// WatchState returns what SetWatches restoration needs to know of a path.
+func (f *FSM) WatchState(path string) (exists bool, mzxid, pzxid int64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if n := f.nodes[path]; n != nil {
+		return true, n.mzxid, n.pzxid
+	}
+	return false, 0, 0
+}
+
+// SessionInfo describes one replicated session.
+type SessionInfo struct {
+	ID         int64
+	Timeout    int32
+	Ephemerals int
+}
+
+// Session returns one session's info.
+func (f *FSM) Session(id int64) (SessionInfo, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	s := f.sessions[id]
+	if s == nil {
+		return SessionInfo{}, false
+	}
+	return SessionInfo{ID: id, Timeout: s.timeout, Ephemerals: len(s.ephemerals)}, true
+}
+
+// Sessions returns every session, sorted by id.
+func (f *FSM) Sessions() []SessionInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]SessionInfo, 0, len(f.sessions))
+	for id, s := range f.sessions {
+		out = append(out, SessionInfo{ID: id, Timeout: s.timeout, Ephemerals: len(s.ephemerals)})
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return cmpInt64(a.ID, b.ID) })
+	return out
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Stats are counts for monitoring (mntr).
+type Stats struct {
+	Nodes      int
+	Ephemerals int
+	Sessions   int
+	DataSize   int64 // bytes of data plus paths, as zk_approximate_data_size
+	LastZxid   int64
+}
+
+// Stats returns current counts.
+func (f *FSM) Stats() Stats {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	eph := 0
+	for _, s := range f.sessions {
+		eph += len(s.ephemerals)
+	}
+	return Stats{Nodes: len(f.nodes), Ephemerals: eph, Sessions: len(f.sessions),
+		DataSize: f.dataSize, LastZxid: f.lastZxid}
+}
+
+// ReapCandidates returns, sorted, the containers that had children and
+// have none now and the TTL nodes with no children whose TTL has passed
+// since their mtime (nowMs, wall-clock ms); at most limit paths (0 = all).
+// The leader's reaper proposes a deleteContainer op for each; Apply
+// re-checks the conditions.
+func (f *FSM) ReapCandidates(nowMs int64, limit int) []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []string
+	for p := range f.containers {
+		if n := f.nodes[p]; len(n.children) == 0 && n.cversion > 0 {
+			out = append(out, p)
+		}
+	}
+	for p := range f.ttls {
+		n := f.nodes[p]
+		if ttl, _ := n.ttl(); len(n.children) == 0 && nowMs-n.mtime > ttl {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
