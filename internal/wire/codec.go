@@ -85,7 +85,8 @@ func (e *Encoder) Record(r Record) { r.Encode(e) }
 
 // Decoder reads jute values from one frame. Errors are sticky: after the
 // first error every read returns a zero value and Err reports the error.
-// No read allocates more than the bytes remaining in the frame.
+// No read allocates in proportion to a length field unless the frame
+// holds that many bytes.
 type Decoder struct {
 	b   []byte
 	off int

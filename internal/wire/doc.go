@@ -7,9 +7,11 @@
 //     Decoder over one complete frame.
 //   - Every length read from the wire (strings, buffers, vector counts) is
 //     checked against the bytes that remain in the frame before anything is
-//     allocated, so a decoder never allocates more than the frame it was
-//     given. A malformed or truncated frame is an error value
-//     (ErrMalformed, wrapped), never a panic.
+//     allocated, so a decoder's allocations are bounded by a small constant
+//     multiple of the frame it was given (a vector element costs more in
+//     memory than its minimum wire size), never by a length field. A
+//     malformed or truncated frame is an error value (ErrMalformed,
+//     wrapped), never a panic.
 //   - Frames are bounded by a configured maximum (DefaultMaxFrame, the
 //     jute.maxbuffer default of 0xfffff bytes).
 //   - Error codes are values of type Code, which implements error, so

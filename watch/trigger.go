@@ -1,0 +1,118 @@
+package watch
+
+import "github.com/paddockzk/paddock/internal/wire"
+
+// Trigger fires the watches for one change event (path, typ) produced by
+// the transaction zxid, and returns the number of watchers notified.
+//
+// Tables by type (ZooKeeper's DataTree):
+//   - NodeCreated, NodeDataChanged: the data table;
+//   - NodeChildrenChanged: the child table (call it with the parent path);
+//   - NodeDeleted: the data table, then the child table of the same path,
+//     suppressing watchers already notified from the data table, so a
+//     watcher with both a data and a child watch on path gets one event.
+//
+// Any other type is ignored and returns 0 (OnFanout is not called).
+//
+// Watchers are collected under the lock; Notify is then called
+// synchronously for each, without the lock held, before Trigger returns.
+func (m *Manager) Trigger(zxid int64, path string, typ wire.EventType) int {
+	var second bool
+	first := dataTable
+	switch typ {
+	case wire.EventNodeCreated, wire.EventNodeDataChanged:
+	case wire.EventNodeDeleted:
+		second = true
+	case wire.EventNodeChildrenChanged:
+		first = childTable
+	default:
+		return 0
+	}
+
+	m.mu.Lock()
+	m.triggers++
+	m.epoch++
+	c := collector{m: m, epoch: m.epoch}
+	c.walk(first, path, typ)
+	if second {
+		c.walk(childTable, path, typ)
+	}
+	var got []*wstate
+	if c.buf != nil {
+		got = *c.buf
+		m.triggersHit++
+		m.sent += uint64(len(got))
+		m.sentByType[typ] += uint64(len(got))
+		for _, s := range got {
+			m.sentBySess[s.sid]++
+		}
+	}
+	m.mu.Unlock()
+
+	n := len(got)
+	if n > 0 {
+		ev := wire.WatcherEvent{Type: typ, State: wire.StateSyncConnected, Path: path}
+		for _, s := range got {
+			s.w.Notify(ev, zxid)
+		}
+		clear(got)
+		*c.buf = got[:0]
+		m.pool.Put(c.buf)
+	}
+	if f := m.opts.OnFanout; f != nil {
+		f(typ, path, n)
+	}
+	return n
+}
+
+// collector gathers the watchers of one Trigger call, each at most once.
+type collector struct {
+	m     *Manager
+	epoch uint64
+	buf   *[]*wstate // from m.pool, taken on the first hit
+}
+
+// add collects s unless this Trigger call already did (from either table).
+func (c *collector) add(s *wstate) {
+	if s.mark == c.epoch {
+		return
+	}
+	s.mark = c.epoch
+	if c.buf == nil {
+		c.buf = c.m.pool.Get().(*[]*wstate)
+	}
+	*c.buf = append(*c.buf, s)
+}
+
+// walk applies ZooKeeper's WatchManager.triggerWatch to table ti: every
+// watcher on path fires and loses its standard mode; while recursive
+// watches exist, watchers on the ancestors of path fire if they are
+// recursive. Recursive watches never fire for NodeChildrenChanged.
+func (c *collector) walk(ti int, path string, typ wire.EventType) {
+	m := c.m
+	t := &m.tables[ti]
+	if set := t.watches[path]; set != nil {
+		for s, md := range set {
+			if md == modeRecursive && typ == wire.EventNodeChildrenChanged {
+				continue // cannot happen (recursive lives in the data table); kept for safety
+			}
+			c.add(s)
+			if md&modeStandard != 0 {
+				m.removeLocked(ti, path, s, modeStandard)
+			}
+		}
+	}
+	if t.recursive() == 0 || typ == wire.EventNodeChildrenChanged || path == "/" {
+		return
+	}
+	for p := wire.ParentPath(path); ; p = wire.ParentPath(p) {
+		for s, md := range t.watches[p] {
+			if md&modeRecursive != 0 {
+				c.add(s)
+			}
+		}
+		if p == "/" {
+			return
+		}
+	}
+}
