@@ -89,6 +89,7 @@ func (f *FSM) closeSession(zxid, id int64, r *Result) {
 		f.removeNode(zxid, p, r)
 	}
 	delete(f.sessions, id)
+	r.Closed = id
 }
 
 func (f *FSM) applyOps(zxid int64, cmd *Command, r *Result) {

@@ -99,6 +99,8 @@ type Result struct {
 	Session int64
 	Passwd  []byte
 	Timeout int32
+	// Closed is the session a close or expiry command ended.
+	Closed int64
 	// Events are the watch triggers the command caused, in order.
 	Events []Event
 }

@@ -134,11 +134,23 @@ func (f *FSM) LastZxid() int64 {
 	return f.lastZxid
 }
 
-// Get returns a node's data and Stat (getData).
-func (f *FSM) Get(path string) ([]byte, wire.Stat, error) {
+// Reader reads the state without taking the lock. It is only valid
+// inside View, which holds the read lock so that several reads (and the
+// caller's own bookkeeping, such as registering a watch) see one state
+// that no Apply can change in between.
+type Reader struct{ f *FSM }
+
+// View calls fn with a Reader while holding the read lock. fn must not
+// block and must not call the FSM's own (locking) methods.
+func (f *FSM) View(fn func(r Reader)) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	n := f.nodes[path]
+	fn(Reader{f})
+}
+
+// Get returns a node's data and Stat (getData).
+func (r Reader) Get(path string) ([]byte, wire.Stat, error) {
+	n := r.f.nodes[path]
 	if n == nil {
 		return nil, wire.Stat{}, wire.ErrNoNode
 	}
@@ -146,20 +158,16 @@ func (f *FSM) Get(path string) ([]byte, wire.Stat, error) {
 }
 
 // Exists returns a node's Stat and whether it exists.
-func (f *FSM) Exists(path string) (wire.Stat, bool) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if n := f.nodes[path]; n != nil {
+func (r Reader) Exists(path string) (wire.Stat, bool) {
+	if n := r.f.nodes[path]; n != nil {
 		return n.stat(), true
 	}
 	return wire.Stat{}, false
 }
 
 // Children returns a node's child names, sorted, and its Stat.
-func (f *FSM) Children(path string) ([]string, wire.Stat, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	n := f.nodes[path]
+func (r Reader) Children(path string) ([]string, wire.Stat, error) {
+	n := r.f.nodes[path]
 	if n == nil {
 		return nil, wire.Stat{}, wire.ErrNoNode
 	}
@@ -167,14 +175,53 @@ func (f *FSM) Children(path string) ([]string, wire.Stat, error) {
 }
 
 // GetACL returns a node's ACL (shared; do not modify) and Stat.
-func (f *FSM) GetACL(path string) ([]wire.ACL, wire.Stat, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	n := f.nodes[path]
+func (r Reader) GetACL(path string) ([]wire.ACL, wire.Stat, error) {
+	n := r.f.nodes[path]
 	if n == nil {
 		return nil, wire.Stat{}, wire.ErrNoNode
 	}
-	return f.acls.get(n.aclRef), n.stat(), nil
+	return r.f.acls.get(n.aclRef), n.stat(), nil
+}
+
+// WatchState returns what SetWatches restoration needs to know of a path.
+func (r Reader) WatchState(path string) (exists bool, mzxid, pzxid int64) {
+	if n := r.f.nodes[path]; n != nil {
+		return true, n.mzxid, n.pzxid
+	}
+	return false, 0, 0
+}
+
+// LastZxid returns the zxid of the last applied command.
+func (r Reader) LastZxid() int64 { return r.f.lastZxid }
+
+// Get is Reader.Get under the read lock.
+func (f *FSM) Get(path string) (data []byte, st wire.Stat, err error) {
+	f.View(func(r Reader) { data, st, err = r.Get(path) })
+	return
+}
+
+// Exists is Reader.Exists under the read lock.
+func (f *FSM) Exists(path string) (st wire.Stat, ok bool) {
+	f.View(func(r Reader) { st, ok = r.Exists(path) })
+	return
+}
+
+// Children is Reader.Children under the read lock.
+func (f *FSM) Children(path string) (kids []string, st wire.Stat, err error) {
+	f.View(func(r Reader) { kids, st, err = r.Children(path) })
+	return
+}
+
+// GetACL is Reader.GetACL under the read lock.
+func (f *FSM) GetACL(path string) (acl []wire.ACL, st wire.Stat, err error) {
+	f.View(func(r Reader) { acl, st, err = r.GetACL(path) })
+	return
+}
+
+// WatchState is Reader.WatchState under the read lock.
+func (f *FSM) WatchState(path string) (exists bool, mzxid, pzxid int64) {
+	f.View(func(r Reader) { exists, mzxid, pzxid = r.WatchState(path) })
+	return
 }
 
 // Ephemerals returns the sorted paths of session's ephemeral nodes that
@@ -221,16 +268,6 @@ func (f *FSM) AllChildrenNumber(path string) (int32, error) {
 		}
 	}
 	return int32(count), nil
-}
-
-// WatchState returns what SetWatches restoration needs to know of a path.
-func (f *FSM) WatchState(path string) (exists bool, mzxid, pzxid int64) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if n := f.nodes[path]; n != nil {
-		return true, n.mzxid, n.pzxid
-	}
-	return false, 0, 0
 }
 
 // SessionInfo describes one replicated session.

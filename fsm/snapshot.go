@@ -25,13 +25,13 @@ type snapHeader struct {
 }
 
 type snapSession struct {
-	_msgpack struct{} `msgpack:",as_array"`
+	_msgpack struct{} `msgpack:",as_array"` //lint:ignore U1000 msgpack reads the tag
 	ID       int64
 	Timeout  int32
 }
 
 type snapNode struct {
-	_msgpack struct{} `msgpack:",as_array"`
+	_msgpack struct{} `msgpack:",as_array"` //lint:ignore U1000 msgpack reads the tag
 	Path     string
 	Data     []byte
 	ACL      uint32

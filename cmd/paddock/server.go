@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/paddockzk/paddock/server"
+	"github.com/spf13/cobra"
+)
+
+func newServerCmd() *cobra.Command {
+	cfg := server.DefaultConfig()
+	var configFile, logFormat string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a ZooKeeper-compatible server (standalone, in memory by default)",
+		Long: `Run a Paddock server. With no flags it serves ZooKeeper's client protocol on
+127.0.0.1:2181 and keeps everything in memory. --data-dir makes it durable.
+--config reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := newLogger(logFormat)
+			final := server.DefaultConfig()
+			if configFile != "" {
+				if err := readZooCfg(configFile, &final, log); err != nil {
+					return err
+				}
+			}
+			overrideFromFlags(cmd, &final, &cfg)
+			final.Logger = log
+			return runServer(final, log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configFile, "config", "", "ZooKeeper zoo.cfg to read")
+	f.StringVar(&cfg.Bind, "bind", cfg.Bind, "client address to listen on")
+	f.IntVar(&cfg.Port, "port", cfg.Port, "client port (0 picks a free one)")
+	f.StringVar(&cfg.DataDir, "data-dir", "", "directory for the Raft log and snapshots (empty: in memory)")
+	f.DurationVar(&cfg.TickTime, "tick", cfg.TickTime, "tick time: the session-expiry granularity")
+	f.IntVar(&cfg.MaxClientCnxns, "max-client-cnxns", cfg.MaxClientCnxns, "connections per client IP (0: unlimited)")
+	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the Raft log (not durable on power loss)")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	return cmd
+}
+
+// overrideFromFlags copies every flag the user set explicitly.
+func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
+	set := func(name string, apply func()) {
+		if cmd.Flags().Changed(name) {
+			apply()
+		}
+	}
+	set("bind", func() { dst.Bind = flags.Bind })
+	set("port", func() { dst.Port = flags.Port })
+	set("data-dir", func() { dst.DataDir = flags.DataDir })
+	set("tick", func() { dst.TickTime = flags.TickTime })
+	set("max-client-cnxns", func() { dst.MaxClientCnxns = flags.MaxClientCnxns })
+	set("no-sync", func() { dst.NoSync = flags.NoSync })
+}
+
+func readZooCfg(path string, cfg *server.Config, log *slog.Logger) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	unused, servers, err := server.ApplyZooCfg(f, cfg)
+	if err != nil {
+		return err
+	}
+	server.LogUnused(log, unused)
+	if len(servers) > 0 {
+		log.Warn("zoo.cfg has server.N lines; this build runs standalone and ignores them", "servers", len(servers))
+	}
+	return nil
+}
+
+func newLogger(format string) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil))
+}
+
+func runServer(cfg server.Config, log *slog.Logger) error {
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	storage := "in memory"
+	if cfg.DataDir != "" {
+		storage = cfg.DataDir
+	}
+	log.Info("paddock serving ZooKeeper clients", "addr", srv.Addr().String(), "mode", "standalone",
+		"storage", storage, "version", server.ZooKeeperVersion)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	log.Info("shutting down")
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("shutdown timed out")
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "paddock %s (reports ZooKeeper %s)\n", server.Version, server.ZooKeeperVersion)
+		},
+	}
+}

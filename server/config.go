@@ -1,0 +1,174 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/session"
+)
+
+// Defaults. Every limit is a named constant and a Config field.
+const (
+	// DefaultPort is ZooKeeper's client port.
+	DefaultPort = 2181
+	// DefaultBind is the address `paddock server` listens on with no flags.
+	DefaultBind = "127.0.0.1"
+	// DefaultTickTime is ZooKeeper's tickTime: the session-expiry bucket.
+	DefaultTickTime = 2 * time.Second
+	// DefaultMaxClientCnxns caps concurrent connections per client IP
+	// (ZooKeeper's maxClientCnxns); 0 means unlimited.
+	DefaultMaxClientCnxns = 60
+	// DefaultMaxOutstanding caps requests in flight per connection; past it
+	// the server stops reading that connection until replies drain.
+	DefaultMaxOutstanding = 1000
+	// DefaultMaxOutboundBytes caps bytes queued for one connection (replies
+	// and notifications). A client that stops reading past it is
+	// disconnected rather than allowed to grow the server's memory.
+	DefaultMaxOutboundBytes = 32 << 20
+	// DefaultHandshakeTimeout bounds the time from accept to a complete
+	// ConnectRequest (or four-letter word).
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultWriteTimeout bounds one socket write.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultReapInterval is how often the leader looks for empty
+	// containers and expired TTL nodes (znode.container.checkIntervalMs).
+	DefaultReapInterval = 60 * time.Second
+	// DefaultMaxReapPerInterval bounds deletions per sweep
+	// (znode.container.maxPerMinute at the default interval).
+	DefaultMaxReapPerInterval = 10000
+	// DefaultProposeTimeout bounds how long a write waits to enter Raft.
+	DefaultProposeTimeout = 10 * time.Second
+	// DefaultSnapshotThreshold is how many log entries trigger a snapshot.
+	DefaultSnapshotThreshold = 100000
+)
+
+// DefaultFourLetterWords is the 4lw whitelist when none is configured.
+// ZooKeeper's own default is only "srvr"; Paddock allows the read-only
+// diagnostics that tools (and go-zookeeper's FLW helpers) use.
+var DefaultFourLetterWords = []string{"ruok", "srvr", "stat", "mntr", "cons", "conf", "envi",
+	"wchs", "wchc", "wchp", "dump", "isro", "dirs"}
+
+// Config configures a Server. Start from DefaultConfig.
+type Config struct {
+	// Bind and Port are the client address. Port 0 picks a free port.
+	Bind string
+	Port int
+	// Listener, if set, is used instead of Bind/Port.
+	Listener net.Listener
+	// DataDir holds the Raft log and snapshots; empty means in memory.
+	DataDir string
+	// NoSync disables fsync of the Raft log (faster, not durable on power loss).
+	NoSync bool
+	// TickTime is the session-expiry bucket width.
+	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout clamp requested timeouts;
+	// zero means 2 and 20 ticks.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// MaxClientCnxns caps connections per client IP; 0 is unlimited.
+	MaxClientCnxns int
+	// MaxFrame is jute.maxbuffer: the largest request frame accepted.
+	MaxFrame int
+	// MaxOutstanding caps in-flight requests per connection.
+	MaxOutstanding int
+	// MaxOutboundBytes caps queued outbound bytes per connection.
+	MaxOutboundBytes int
+	// HandshakeTimeout bounds accept-to-ConnectRequest time.
+	HandshakeTimeout time.Duration
+	// WriteTimeout bounds one socket write.
+	WriteTimeout time.Duration
+	// FourLetterWords is the 4lw whitelist; "*" allows all.
+	FourLetterWords []string
+	// TTLEnabled allows TTL nodes (ZooKeeper's extendedTypesEnabled).
+	// Paddock enables them by default; ZooKeeper does not.
+	TTLEnabled bool
+	// ReapInterval and MaxReapPerInterval drive container/TTL reaping.
+	ReapInterval       time.Duration
+	MaxReapPerInterval int
+	// MaxWatchesPerSession caps watches one connection may register; 0 is
+	// unlimited.
+	MaxWatchesPerSession int
+	// SnapshotThreshold and SnapshotInterval drive Raft snapshots.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	// Clock drives session expiry; nil means the real clock.
+	Clock session.Clock
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the configuration of `paddock server` with no flags.
+func DefaultConfig() Config {
+	return Config{
+		Bind:               DefaultBind,
+		Port:               DefaultPort,
+		TickTime:           DefaultTickTime,
+		MaxClientCnxns:     DefaultMaxClientCnxns,
+		MaxFrame:           wire.DefaultMaxFrame,
+		MaxOutstanding:     DefaultMaxOutstanding,
+		MaxOutboundBytes:   DefaultMaxOutboundBytes,
+		HandshakeTimeout:   DefaultHandshakeTimeout,
+		WriteTimeout:       DefaultWriteTimeout,
+		FourLetterWords:    DefaultFourLetterWords,
+		TTLEnabled:         true,
+		ReapInterval:       DefaultReapInterval,
+		MaxReapPerInterval: DefaultMaxReapPerInterval,
+		SnapshotThreshold:  DefaultSnapshotThreshold,
+		SnapshotInterval:   2 * time.Minute,
+	}
+}
+
+// Validate checks the configuration and fills derived defaults.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.TickTime <= 0 {
+		errs = append(errs, fmt.Errorf("tickTime must be positive, got %v", c.TickTime))
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.MinSessionTimeout > c.MaxSessionTimeout {
+		errs = append(errs, fmt.Errorf("minSessionTimeout %v > maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout))
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		errs = append(errs, fmt.Errorf("bad client port %d", c.Port))
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = wire.DefaultMaxFrame
+	}
+	positive := map[string]*int{"maxOutstanding": &c.MaxOutstanding, "maxOutboundBytes": &c.MaxOutboundBytes,
+		"maxReapPerInterval": &c.MaxReapPerInterval}
+	for name, v := range positive {
+		if *v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, *v))
+		}
+	}
+	if c.HandshakeTimeout <= 0 || c.WriteTimeout <= 0 || c.ReapInterval <= 0 {
+		errs = append(errs, errors.New("handshake, write and reap intervals must be positive"))
+	}
+	if c.Clock == nil {
+		c.Clock = session.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return errors.Join(errs...)
+}
+
+// clampTimeout negotiates a session timeout (ms) as ZooKeeper does.
+func (c *Config) clampTimeout(ms int32) int32 {
+	lo, hi := int32(c.MinSessionTimeout.Milliseconds()), int32(c.MaxSessionTimeout.Milliseconds())
+	return max(lo, min(hi, ms))
+}
+
+func (c *Config) addr() string {
+	return net.JoinHostPort(c.Bind, strconv.Itoa(c.Port))
+}

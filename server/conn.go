@@ -1,0 +1,295 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// conn is one client connection. Three goroutines touch it:
+//   - the reader (serve) decodes requests in order, runs reads whose
+//     predecessors are all answered, proposes writes, and queues one
+//     pending reply per request;
+//   - the writer waits for each pending reply in order, encodes it and
+//     flushes the outbound buffer to the socket;
+//   - Raft's apply goroutine appends watch notifications to the outbound
+//     buffer (Notify) while the new state is not yet readable, so a client
+//     always sees the event before any reply that shows the new data.
+type conn struct {
+	s  *Server
+	nc net.Conn
+	ip string
+	id uint64
+
+	sessionID atomic.Int64
+	timeout   int32
+	created   time.Time
+
+	authMu sync.Mutex
+	auth   []wire.Id
+
+	pending chan *pendingReply
+	// deferred counts replies not yet resolved: writes in Raft and reads
+	// waiting behind them.
+	deferred atomic.Int32
+
+	outMu     sync.Mutex
+	out       []byte
+	outSignal chan struct{}
+
+	closing   atomic.Bool
+	closeOnce sync.Once
+	done      chan struct{}
+
+	stats connStats
+}
+
+// pendingReply is the answer to one request, ready or to be computed by
+// the writer in request order.
+type pendingReply struct {
+	xid     int32
+	op      wire.OpCode
+	start   time.Time
+	future  raft.ApplyFuture                           // a write in Raft
+	finish  func(*fsm.Result) (wire.Code, wire.Record) // turns its result into a reply
+	deferFn func() (wire.Code, wire.Record)            // a read that waited for earlier writes
+	code    wire.Code
+	resp    wire.Record
+	// closeAfter closes the connection once this reply is flushed.
+	closeAfter bool
+	// noReply sends nothing (a connection closed without answer).
+	noReply bool
+}
+
+func newConn(s *Server, nc net.Conn, ip string) *conn {
+	return &conn{s: s, nc: nc, ip: ip, id: s.nextConnID.Add(1), created: time.Now(),
+		pending:   make(chan *pendingReply, s.cfg.MaxOutstanding),
+		outSignal: make(chan struct{}, 1), done: make(chan struct{}),
+		auth: []wire.Id{{Scheme: "ip", ID: ip}}}
+}
+
+func remoteIP(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, err := net.SplitHostPort(nc.RemoteAddr().String())
+	if err != nil {
+		return nc.RemoteAddr().String()
+	}
+	return host
+}
+
+// SessionID implements watch.Watcher.
+func (c *conn) SessionID() int64 { return c.sessionID.Load() }
+
+// Closed lets the watch registry ignore registrations of a dead connection.
+func (c *conn) Closed() bool { return c.closing.Load() }
+
+// Notify implements watch.Watcher: it queues a notification (xid -1)
+// without blocking.
+func (c *conn) Notify(ev wire.WatcherEvent, zxid int64) {
+	var e wire.Encoder
+	start := e.BeginFrame()
+	(&wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}).Encode(&e)
+	ev.Encode(&e)
+	e.EndFrame(start)
+	c.enqueue(e.Bytes())
+	c.stats.notifications.Add(1)
+}
+
+// enqueue appends an encoded frame to the outbound buffer. A client that
+// lets more than MaxOutboundBytes pile up is disconnected.
+func (c *conn) enqueue(frame []byte) {
+	c.outMu.Lock()
+	over := len(c.out)+len(frame) > c.s.cfg.MaxOutboundBytes
+	if !over {
+		c.out = append(c.out, frame...)
+	}
+	c.outMu.Unlock()
+	if over {
+		c.s.log.Warn("closing slow consumer", "conn", c.id, "session", hexID(c.SessionID()),
+			"max_outbound_bytes", c.s.cfg.MaxOutboundBytes)
+		c.s.stats.slowConsumers.Add(1)
+		go c.close()
+		return
+	}
+	select {
+	case c.outSignal <- struct{}{}:
+	default:
+	}
+}
+
+// flush writes everything queued to the socket.
+func (c *conn) flush() error {
+	c.outMu.Lock()
+	buf := c.out
+	c.out = nil
+	c.outMu.Unlock()
+	if len(buf) == 0 {
+		return nil
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+	_, err := c.nc.Write(buf)
+	return err
+}
+
+// close tears the connection down; the session lives on until it expires
+// or is closed.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.closing.Store(true)
+		close(c.done)
+		_ = c.nc.Close()
+		c.s.watches.RemoveWatcher(c)
+		c.s.forget(c)
+	})
+}
+
+// sessionGone is called (from Apply) when this connection's session was
+// closed or expired: the connection is closed once queued replies drain.
+func (c *conn) sessionGone() {
+	go func() {
+		select {
+		case c.pending <- &pendingReply{noReply: true, closeAfter: true}:
+		case <-c.done:
+		}
+	}()
+}
+
+// serve runs the connection: handshake, then the request loop.
+func (c *conn) serve() {
+	defer c.close()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	if word, ok := c.peekFourLetterWord(br); ok {
+		c.fourLetterWord(word)
+		return
+	}
+	frame, err := wire.ReadFrame(br, nil, c.s.cfg.MaxFrame)
+	if err != nil {
+		c.logDrop("handshake", err)
+		return
+	}
+	if !c.handshake(frame) {
+		return
+	}
+	_ = c.nc.SetReadDeadline(time.Time{})
+	go c.writeLoop()
+	c.readLoop(br)
+}
+
+func (c *conn) peekFourLetterWord(br *bufio.Reader) (string, bool) {
+	b, err := br.Peek(4)
+	if err != nil {
+		return "", false
+	}
+	n := int32(uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]))
+	return wire.FourLetterWord(n)
+}
+
+func (c *conn) logDrop(stage string, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || c.closing.Load() {
+		return
+	}
+	c.s.log.Info("closing connection", "stage", stage, "remote", c.nc.RemoteAddr().String(), "err", err)
+}
+
+func (c *conn) readLoop(br *bufio.Reader) {
+	var buf []byte
+	for {
+		frame, err := wire.ReadFrame(br, buf, c.s.cfg.MaxFrame)
+		if err != nil {
+			c.logDrop("read", err)
+			return
+		}
+		buf = frame[:0]
+		c.stats.received.Add(1)
+		c.s.stats.received.Add(1)
+		p, stop := c.handle(frame)
+		if p != nil {
+			select {
+			case c.pending <- p:
+			case <-c.done:
+				return
+			}
+		}
+		if stop {
+			// Keep the writer running until it flushed the last reply.
+			<-c.done
+			return
+		}
+	}
+}
+
+func (c *conn) writeLoop() {
+	defer c.close()
+	var e wire.Encoder
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.outSignal:
+		case p := <-c.pending:
+			closeAfter := c.reply(&e, p)
+			// Batch replies that are already queued into one write.
+			for !closeAfter && len(c.pending) > 0 && e.Len() < 64<<10 {
+				closeAfter = c.reply(&e, <-c.pending)
+			}
+			c.enqueue(e.Bytes())
+			e.Reset()
+			if closeAfter {
+				_ = c.flush()
+				return
+			}
+		}
+		if err := c.flush(); err != nil {
+			c.logDrop("write", err)
+			return
+		}
+	}
+}
+
+// reply resolves p and encodes its frame into e. It reports whether the
+// connection must close after it.
+func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
+	code, resp := p.code, p.resp
+	switch {
+	case p.future != nil:
+		err := p.future.Error()
+		if err != nil {
+			c.s.log.Warn("write failed in raft", "err", err)
+			code, resp = wire.ErrConnectionLoss, nil
+			p.closeAfter = true
+		} else {
+			code, resp = p.finish(p.future.Response().(*fsm.Result))
+		}
+	case p.deferFn != nil:
+		code, resp = p.deferFn()
+	}
+	if p.future != nil || p.deferFn != nil {
+		c.deferred.Add(-1)
+	}
+	if p.noReply {
+		return p.closeAfter
+	}
+	start := e.BeginFrame()
+	(&wire.ReplyHeader{Xid: p.xid, Zxid: c.s.fsm.LastZxid(), Err: code}).Encode(e)
+	if code == wire.OK && resp != nil {
+		resp.Encode(e)
+	}
+	e.EndFrame(start)
+	c.stats.sent.Add(1)
+	c.s.stats.sent.Add(1)
+	if !p.start.IsZero() {
+		c.s.stats.latency.observe(time.Since(p.start))
+	}
+	return p.closeAfter
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// handle decodes one request frame and returns its pending reply. stop
+// means the connection must not read further: with a reply, it closes once
+// the reply is flushed; without one, at once.
+func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
+	d := wire.NewDecoder(frame)
+	var h wire.RequestHeader
+	if err := h.Decode(d); err != nil {
+		c.logDrop("request header", err)
+		return nil, true
+	}
+	if sid := c.SessionID(); sid != 0 {
+		c.s.tracker.Touch(sid)
+	}
+	c.stats.lastOp.Store(int32(h.Op))
+	c.stats.lastXid.Store(h.Xid)
+	p = &pendingReply{xid: h.Xid, op: h.Op, start: time.Now()}
+	switch h.Op {
+	case wire.OpPing:
+		c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, nil })
+		return p, false
+	case wire.OpAuth:
+		return p, c.authenticate(d, p)
+	case wire.OpCloseSession:
+		p.future = c.s.propose(&fsm.Command{Type: fsm.CmdCloseSession, Session: c.SessionID()})
+		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, nil }
+		c.deferred.Add(1)
+		p.closeAfter = true
+		return p, true
+	}
+	req, err := wire.DecodeRequest(h.Op, d)
+	switch {
+	case errors.Is(err, wire.ErrUnimplemented) || h.Op == wire.OpSASL:
+		// As ZooKeeper's UnimplementedRequestProcessor: answer, then close.
+		p.code, p.closeAfter = wire.ErrUnimplemented, true
+		return p, true
+	case err != nil:
+		c.logDrop("request "+h.Op.String(), err)
+		return nil, true
+	}
+	if cmd, code := c.writeCommand(h.Op, req); cmd != nil || code != wire.OK {
+		c.submitWrite(p, h.Op, cmd, code)
+		return p, false
+	}
+	c.ordered(p, c.readHandler(h.Op, req))
+	return p, false
+}
+
+// ordered runs a read now if nothing earlier on this connection is still
+// unresolved, or defers it to the writer, which resolves replies in order.
+// Either way the read observes every earlier request's effects and no
+// later read observes an older state.
+func (c *conn) ordered(p *pendingReply, fn func() (wire.Code, wire.Record)) {
+	if c.deferred.Load() == 0 {
+		p.code, p.resp = fn()
+		return
+	}
+	c.deferred.Add(1)
+	p.deferFn = fn
+}
+
+func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, code wire.Code) {
+	if code != wire.OK {
+		p.code = code
+		return
+	}
+	if cmd.Multi && len(cmd.Ops) == 0 {
+		p.resp = &wire.MultiResponse{}
+		return
+	}
+	cmd.Session = c.SessionID()
+	c.deferred.Add(1)
+	p.future = c.s.propose(cmd)
+	p.finish = func(r *fsm.Result) (wire.Code, wire.Record) { return writeReply(op, r) }
+}
+
+// authenticate handles an AuthPacket (xid -4). It reports whether the
+// connection must close (authentication failed, as ZooKeeper does).
+func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
+	var a wire.AuthPacket
+	if err := a.Decode(d); err != nil {
+		c.logDrop("auth", err)
+		p.code, p.closeAfter = wire.ErrAuthFailed, true
+		return true
+	}
+	var id wire.Id
+	switch a.Scheme {
+	case "digest":
+		user, _, ok := strings.Cut(string(a.Auth), ":")
+		if !ok {
+			break
+		}
+		id = wire.Id{Scheme: "digest", ID: user + ":" + DigestOf(string(a.Auth))}
+	case "ip":
+		id = wire.Id{Scheme: "ip", ID: c.ip}
+	}
+	if id.Scheme == "" {
+		c.s.log.Info("authentication failed", "scheme", a.Scheme, "remote", c.ip)
+		p.closeAfter = true
+		c.ordered(p, func() (wire.Code, wire.Record) { return wire.ErrAuthFailed, nil })
+		return true
+	}
+	c.authMu.Lock()
+	c.auth = appendUnique(c.auth, id)
+	c.authMu.Unlock()
+	c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, nil })
+	return false
+}
+
+// DigestOf returns ZooKeeper's digest of "user:password":
+// base64(sha1("user:password")).
+func DigestOf(userPassword string) string {
+	sum := sha1.Sum([]byte(userPassword))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+func appendUnique(ids []wire.Id, id wire.Id) []wire.Id {
+	for _, x := range ids {
+		if x == id {
+			return ids
+		}
+	}
+	return append(ids, id)
+}
+
+// identities returns a copy of the connection's authenticated ids.
+func (c *conn) identities() []wire.Id {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return append([]wire.Id(nil), c.auth...)
+}
+
+// expandACL replaces "auth" entries by the caller's authenticated
+// identities (digest, x509), as ZooKeeper's fixupACL. With none, the entry
+// stays and Apply rejects it with InvalidACL.
+func (c *conn) expandACL(acl []wire.ACL) []wire.ACL {
+	hasAuth := false
+	for _, a := range acl {
+		hasAuth = hasAuth || a.ID.Scheme == "auth"
+	}
+	if !hasAuth {
+		return acl
+	}
+	var out []wire.ACL
+	for _, a := range acl {
+		if a.ID.Scheme != "auth" {
+			out = append(out, a)
+			continue
+		}
+		expanded := false
+		for _, id := range c.identities() {
+			if id.Scheme == "digest" || id.Scheme == "x509" {
+				out = append(out, wire.ACL{Perms: a.Perms, ID: id})
+				expanded = true
+			}
+		}
+		if !expanded {
+			out = append(out, a)
+		}
+	}
+	return out
+}

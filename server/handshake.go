@@ -1,0 +1,59 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// handshake answers the ConnectRequest: a new session, a re-attached one,
+// or an expired/invalid one (timeOut=0, then close). It reports whether
+// the connection continues.
+func (c *conn) handshake(frame []byte) bool {
+	var req wire.ConnectRequest
+	if err := req.Decode(wire.NewDecoder(frame)); err != nil {
+		c.logDrop("handshake", err)
+		return false
+	}
+	if last := c.s.fsm.LastZxid(); req.LastZxidSeen > last {
+		// The client has seen a newer state than this server holds: it must
+		// try another server (single system image). Close without reply.
+		c.s.log.Info("refusing client ahead of this server", "client_zxid", hexID(req.LastZxidSeen),
+			"server_zxid", hexID(last))
+		return false
+	}
+	timeout := c.s.cfg.clampTimeout(req.TimeOut)
+	resp := wire.ConnectResponse{TimeOut: timeout, HasReadOnly: req.HasReadOnly}
+	ok := true
+	if req.SessionID == 0 {
+		res, err := c.s.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: timeout})
+		if err != nil {
+			c.logDrop("create session", err)
+			return false
+		}
+		resp.SessionID, resp.Passwd = res.Session, res.Passwd
+	} else if _, live := c.s.fsm.Session(req.SessionID); live && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
+		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
+		c.s.tracker.Touch(req.SessionID)
+	} else {
+		resp = wire.ConnectResponse{Passwd: make([]byte, fsm.PasswordLen), HasReadOnly: req.HasReadOnly}
+		ok = false
+	}
+	var e wire.Encoder
+	start := e.BeginFrame()
+	resp.Encode(&e)
+	e.EndFrame(start)
+	c.timeout = resp.TimeOut
+	if ok {
+		c.s.bind(resp.SessionID, c)
+	}
+	c.enqueue(e.Bytes())
+	if err := c.flush(); err != nil && !errors.Is(err, errClosed) {
+		c.logDrop("handshake reply", err)
+		return false
+	}
+	return ok
+}
+
+var errClosed = errors.New("connection closed")

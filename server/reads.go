@@ -1,0 +1,176 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/watch"
+)
+
+type reply = func() (wire.Code, wire.Record)
+
+// readHandler returns the function that answers a read-side request.
+// Reads and watch registrations run inside one fsm.View, so no write can
+// slip between reading a node and arming its watch.
+func (c *conn) readHandler(op wire.OpCode, req wire.Record) reply {
+	switch r := req.(type) {
+	case *wire.PathWatchRequest:
+		return c.pathWatchRead(op, r)
+	case *wire.PathRequest:
+		return c.pathRead(op, r)
+	case *wire.MultiRequest:
+		return func() (wire.Code, wire.Record) { return wire.OK, c.multiRead(r) }
+	case *wire.WatchesRequest:
+		return func() (wire.Code, wire.Record) {
+			if op == wire.OpRemoveWatches {
+				return wire.CodeOf(c.s.watches.Remove(r.Path, r.Type, c)), nil
+			}
+			return wire.CodeOf(c.s.watches.Check(r.Path, r.Type, c)), nil
+		}
+	case *wire.AddWatchRequest:
+		return func() (wire.Code, wire.Record) {
+			if err := c.s.watches.AddPersistent(r.Path, c, r.Mode == wire.AddWatchPersistentRecursive); err != nil {
+				return wire.ErrThrottledOp, nil
+			}
+			return wire.OK, &wire.ErrorResponse{Err: wire.OK}
+		}
+	case *wire.SetWatches:
+		return c.restoreWatches(r.RelativeZxid, watch.WatchLists{Data: r.DataWatches, Exist: r.ExistWatches, Child: r.ChildWatches})
+	case *wire.SetWatches2:
+		return c.restoreWatches(r.RelativeZxid, watch.WatchLists{Data: r.DataWatches, Exist: r.ExistWatches,
+			Child: r.ChildWatches, Persistent: r.PersistentWatches, Recursive: r.PersistentRecursiveWatches})
+	}
+	if op == wire.OpWhoAmI {
+		return c.whoAmI
+	}
+	return func() (wire.Code, wire.Record) { return wire.ErrUnimplemented, nil }
+}
+
+func (c *conn) pathWatchRead(op wire.OpCode, r *wire.PathWatchRequest) reply {
+	return func() (code wire.Code, resp wire.Record) {
+		if strings.IndexByte(r.Path, 0) >= 0 {
+			return wire.ErrBadArguments, nil
+		}
+		c.s.fsm.View(func(v fsm.Reader) {
+			var err error
+			switch op {
+			case wire.OpExists:
+				st, ok := v.Exists(r.Path)
+				err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
+				if !ok {
+					code = wire.ErrNoNode
+				} else {
+					resp = &wire.StatResponse{Stat: st}
+				}
+			case wire.OpGetData:
+				data, st, e := v.Get(r.Path)
+				if code = wire.CodeOf(e); code == wire.OK {
+					err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
+					resp = &wire.GetDataResponse{Data: data, Stat: st}
+				}
+			case wire.OpGetChildren, wire.OpGetChildren2:
+				kids, st, e := v.Children(r.Path)
+				if code = wire.CodeOf(e); code == wire.OK {
+					err = c.arm(r.Watch, c.s.watches.AddChild, r.Path)
+					if op == wire.OpGetChildren {
+						resp = &wire.GetChildrenResponse{Children: kids}
+					} else {
+						resp = &wire.GetChildren2Response{Children: kids, Stat: st}
+					}
+				}
+			default:
+				code = wire.ErrUnimplemented
+			}
+			if err != nil {
+				code, resp = wire.ErrThrottledOp, nil
+			}
+		})
+		return code, resp
+	}
+}
+
+func (c *conn) arm(want bool, add func(string, watch.Watcher) error, path string) error {
+	if !want {
+		return nil
+	}
+	return add(path, c)
+}
+
+func (c *conn) pathRead(op wire.OpCode, r *wire.PathRequest) reply {
+	return func() (wire.Code, wire.Record) {
+		switch op {
+		case wire.OpGetACL:
+			acl, st, err := c.s.fsm.GetACL(r.Path)
+			if err != nil {
+				return wire.CodeOf(err), nil
+			}
+			return wire.OK, &wire.GetACLResponse{ACL: acl, Stat: st}
+		case wire.OpSync:
+			return wire.OK, &wire.PathRequest{Path: r.Path}
+		case wire.OpGetEphemerals:
+			return wire.OK, &wire.GetEphemeralsResponse{Ephemerals: c.s.fsm.Ephemerals(c.SessionID(), strings.TrimSpace(r.Path))}
+		case wire.OpGetAllChildrenNumber:
+			n, err := c.s.fsm.AllChildrenNumber(r.Path)
+			if err != nil {
+				return wire.CodeOf(err), nil
+			}
+			return wire.OK, &wire.GetAllChildrenNumberResponse{TotalNumber: n}
+		}
+		return wire.ErrUnimplemented, nil
+	}
+}
+
+func (c *conn) multiRead(r *wire.MultiRequest) *wire.MultiResponse {
+	out := &wire.MultiResponse{Results: make([]wire.MultiResult, 0, len(r.Ops))}
+	c.s.fsm.View(func(v fsm.Reader) {
+		for _, mo := range r.Ops {
+			req, _ := mo.Req.(*wire.PathWatchRequest)
+			if req == nil {
+				out.Results = append(out.Results, errResult(wire.ErrBadArguments))
+				continue
+			}
+			var res wire.MultiResult
+			if mo.Op == wire.OpGetData {
+				data, st, err := v.Get(req.Path)
+				res = wire.MultiResult{Op: wire.OpGetData, Resp: &wire.GetDataResponse{Data: data, Stat: st}}
+				if err != nil {
+					res = errResult(wire.CodeOf(err))
+				}
+			} else {
+				kids, _, err := v.Children(req.Path)
+				res = wire.MultiResult{Op: wire.OpGetChildren, Resp: &wire.GetChildrenResponse{Children: kids}}
+				if err != nil {
+					res = errResult(wire.CodeOf(err))
+				}
+			}
+			out.Results = append(out.Results, res)
+		}
+	})
+	return out
+}
+
+func errResult(code wire.Code) wire.MultiResult {
+	return wire.MultiResult{Op: wire.OpError, Err: code, Resp: &wire.ErrorResponse{Err: code}}
+}
+
+func (c *conn) restoreWatches(rel int64, lists watch.WatchLists) reply {
+	return func() (code wire.Code, resp wire.Record) {
+		c.s.fsm.View(func(v fsm.Reader) {
+			err := c.s.watches.Restore(c, rel, v.LastZxid(), lists, v.WatchState)
+			if err != nil {
+				code = wire.ErrThrottledOp
+			}
+		})
+		return code, nil
+	}
+}
+
+func (c *conn) whoAmI() (wire.Code, wire.Record) {
+	ids := c.identities()
+	info := make([]wire.ClientInfo, len(ids))
+	for i, id := range ids {
+		info[i] = wire.ClientInfo{AuthScheme: id.Scheme, User: id.ID}
+	}
+	return wire.OK, &wire.WhoAmIResponse{ClientInfo: info}
+}

@@ -1,0 +1,305 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/session"
+	"github.com/paddockzk/paddock/watch"
+)
+
+// Server is a ZooKeeper-compatible server: a client listener in front of a
+// Raft-replicated fsm.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	fsm     *fsm.FSM
+	node    *raftNode
+	watches *watch.Manager
+	tracker *session.Tracker
+	ln      net.Listener
+	started time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	bySession map[int64]*conn
+	perIP     map[string]int
+	closed    bool
+
+	nextConnID atomic.Uint64
+	stats      serverStats
+}
+
+// New starts a server: Raft, the fsm, and the client listener. It returns
+// once the server is ready to serve clients; Close stops it.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, fsm: fsm.New(), started: time.Now(),
+		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn), perIP: make(map[string]int)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession})
+	s.tracker = session.NewTracker(cfg.TickTime, cfg.Clock)
+	s.fsm.OnApply = s.onApply
+	node, err := startRaft(&s.cfg, s.fsm)
+	if err != nil {
+		return nil, err
+	}
+	s.node = node
+	if err := node.waitReady(s.fsm, 30*time.Second); err != nil {
+		node.close()
+		return nil, err
+	}
+	s.ln = cfg.Listener
+	if s.ln == nil {
+		if s.ln, err = net.Listen("tcp", cfg.addr()); err != nil {
+			node.close()
+			return nil, fmt.Errorf("listen on %s: %w", cfg.addr(), err)
+		}
+	}
+	s.becomeLeader()
+	s.wg.Add(1)
+	go s.acceptLoop()
+	return s, nil
+}
+
+// Addr returns the client listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// FSM returns the server's state machine (for inspection in tests).
+func (s *Server) FSM() *fsm.FSM { return s.fsm }
+
+// Watches returns the server's watch registry (for inspection).
+func (s *Server) Watches() *watch.Manager { return s.watches }
+
+// Close stops accepting, closes every connection and shuts Raft down.
+// Sessions are not closed: with a data dir they survive a restart.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	err := s.ln.Close()
+	for _, c := range conns {
+		c.close()
+	}
+	s.wg.Wait()
+	s.node.close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn("accept failed", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		c, ok := s.admit(nc)
+		if !ok {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+		}()
+	}
+}
+
+// admit registers a new connection, enforcing the per-IP limit.
+func (s *Server) admit(nc net.Conn) (*conn, bool) {
+	ip := remoteIP(nc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = nc.Close()
+		return nil, false
+	}
+	if s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns {
+		s.log.Warn("too many connections from one address", "ip", ip, "max", s.cfg.MaxClientCnxns)
+		s.stats.rejected.Add(1)
+		_ = nc.Close()
+		return nil, false
+	}
+	s.perIP[ip]++
+	c := newConn(s, nc, ip)
+	s.conns[c] = struct{}{}
+	return c, true
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; !ok {
+		return
+	}
+	delete(s.conns, c)
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
+	if id := c.sessionID.Load(); id != 0 && s.bySession[id] == c {
+		delete(s.bySession, id)
+	}
+}
+
+// bind attaches session id to c, closing any older connection of the same
+// session (ZooKeeper closes it as the client reconnected elsewhere).
+func (s *Server) bind(id int64, c *conn) {
+	s.mu.Lock()
+	old := s.bySession[id]
+	s.bySession[id] = c
+	s.mu.Unlock()
+	c.sessionID.Store(id)
+	if old != nil && old != c {
+		old.close()
+	}
+}
+
+func (s *Server) connOf(id int64) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bySession[id]
+}
+
+// onApply runs inside fsm.Apply with the state lock held: it queues watch
+// notifications before the new state is readable and keeps the expiry
+// queue in step with the session table. It never blocks.
+func (s *Server) onApply(r *fsm.Result) {
+	for _, ev := range r.Events {
+		s.watches.Trigger(r.Zxid, ev.Path, ev.Type)
+	}
+	if r.Session != 0 {
+		s.tracker.Add(r.Session, time.Duration(r.Timeout)*time.Millisecond)
+	}
+	if r.Closed != 0 {
+		s.tracker.Remove(r.Closed)
+		if c := s.connOf(r.Closed); c != nil {
+			c.sessionGone()
+		}
+	}
+}
+
+// propose submits a command to Raft, stamping the leader's time.
+func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
+	cmd.Time = time.Now().UnixMilli()
+	b, err := fsm.EncodeCommand(cmd)
+	if err != nil {
+		return errFuture{err}
+	}
+	return s.node.r.Apply(b, DefaultProposeTimeout)
+}
+
+// apply proposes cmd and waits for its result.
+func (s *Server) apply(cmd *fsm.Command) (*fsm.Result, error) {
+	f := s.propose(cmd)
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	return f.Response().(*fsm.Result), nil
+}
+
+// errFuture is an ApplyFuture that failed before reaching Raft.
+type errFuture struct{ err error }
+
+func (e errFuture) Error() error          { return e.err }
+func (e errFuture) Response() interface{} { return nil }
+func (e errFuture) Index() uint64         { return 0 }
+
+// becomeLeader starts the leader-only duties: every session gets a fresh
+// full timeout, the expirer and the container/TTL reaper run.
+func (s *Server) becomeLeader() {
+	for _, si := range s.fsm.Sessions() {
+		s.tracker.Add(si.ID, time.Duration(si.Timeout)*time.Millisecond)
+	}
+	s.tracker.ResetAll()
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.tracker.Run(s.ctx, s.expire)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.reapLoop()
+	}()
+}
+
+// expire proposes the expiry of sessions the tracker found silent.
+func (s *Server) expire(ids []int64) {
+	term := s.node.r.CurrentTerm()
+	for _, id := range ids {
+		res, err := s.apply(&fsm.Command{Type: fsm.CmdExpireSession, Session: id, Term: term})
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.tracker.Requeue(id)
+			}
+			continue
+		}
+		s.tracker.Remove(id)
+		s.log.Debug("session expired", "session", fmt.Sprintf("0x%x", id), "err", res.Err)
+	}
+}
+
+// ExpireSession ends session id now, exactly as a timeout would.
+func (s *Server) ExpireSession(id int64) error {
+	res, err := s.apply(&fsm.Command{Type: fsm.CmdExpireSession, Session: id, Term: s.node.r.CurrentTerm()})
+	if err != nil {
+		return err
+	}
+	return res.Err.Err()
+}
+
+func (s *Server) reapLoop() {
+	t := time.NewTicker(s.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.Reap()
+		}
+	}
+}
+
+// Reap deletes empty containers and expired TTL nodes now, as the periodic
+// sweep does; it returns how many nodes were deleted.
+func (s *Server) Reap() int {
+	n := 0
+	for _, p := range s.fsm.ReapCandidates(time.Now().UnixMilli(), s.cfg.MaxReapPerInterval) {
+		res, err := s.apply(&fsm.Command{Type: fsm.CmdOps, Ops: []fsm.Op{{Type: opDeleteContainer, Path: p}}})
+		if err == nil && res.Err == 0 {
+			n++
+		}
+	}
+	return n
+}

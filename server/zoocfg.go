@@ -1,0 +1,115 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ApplyZooCfg reads a ZooKeeper zoo.cfg (Java properties: key=value lines,
+// # comments) into cfg. A key may also be written with the "zookeeper."
+// prefix of its system-property form. Keys Paddock does not use are
+// returned (and logged once by the caller), not fatal. server.N lines are
+// returned in servers for the cluster configuration.
+func ApplyZooCfg(r io.Reader, cfg *Config) (unused []string, servers map[string]string, err error) {
+	servers = make(map[string]string)
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' || text[0] == '!' {
+			continue
+		}
+		key, val, ok := cutProperty(text)
+		if !ok {
+			return nil, nil, fmt.Errorf("zoo.cfg line %d: expected key=value, got %q", line, text)
+		}
+		key = strings.TrimPrefix(key, "zookeeper.")
+		if strings.HasPrefix(key, "server.") {
+			servers[key] = val
+			continue
+		}
+		used, err := applyKey(cfg, key, val)
+		if err != nil {
+			return nil, nil, fmt.Errorf("zoo.cfg line %d: %s: %w", line, key, err)
+		}
+		if !used {
+			unused = append(unused, key)
+		}
+	}
+	return unused, servers, sc.Err()
+}
+
+func cutProperty(s string) (string, string, bool) {
+	i := strings.IndexAny(s, "=:")
+	if i < 0 {
+		return "", "", false
+	}
+	return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:]), true
+}
+
+func applyKey(cfg *Config, key, val string) (bool, error) {
+	var err error
+	ms := func() time.Duration {
+		var n int
+		n, err = strconv.Atoi(val)
+		return time.Duration(n) * time.Millisecond
+	}
+	num := func() int {
+		var n int
+		n, err = strconv.Atoi(val)
+		return n
+	}
+	switch key {
+	case "tickTime":
+		cfg.TickTime = ms()
+	case "dataDir":
+		cfg.DataDir = val
+	case "clientPort":
+		cfg.Port = num()
+	case "clientPortAddress":
+		cfg.Bind = val
+	case "maxClientCnxns":
+		cfg.MaxClientCnxns = num()
+	case "minSessionTimeout":
+		cfg.MinSessionTimeout = ms()
+	case "maxSessionTimeout":
+		cfg.MaxSessionTimeout = ms()
+	case "4lw.commands.whitelist":
+		cfg.FourLetterWords = nil
+		for _, w := range strings.Split(val, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				cfg.FourLetterWords = append(cfg.FourLetterWords, w)
+			}
+		}
+	case "extendedTypesEnabled":
+		cfg.TTLEnabled, err = strconv.ParseBool(val)
+	case "jute.maxbuffer":
+		cfg.MaxFrame = num()
+	case "znode.container.checkIntervalMs":
+		cfg.ReapInterval = ms()
+	case "znode.container.maxPerMinute":
+		cfg.MaxReapPerInterval = num()
+	case "snapCount":
+		var n uint64
+		n, err = strconv.ParseUint(val, 10, 64)
+		cfg.SnapshotThreshold = n
+	case "forceSync":
+		cfg.NoSync = strings.EqualFold(val, "no")
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// LogUnused logs each unused zoo.cfg key once.
+func LogUnused(log *slog.Logger, keys []string) {
+	for _, k := range keys {
+		log.Info("zoo.cfg key not used by Paddock", "key", k)
+	}
+}
