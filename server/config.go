@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/session"
 )
@@ -62,6 +63,10 @@ type Config struct {
 	Listener net.Listener
 	// DataDir holds the Raft log and snapshots; empty means in memory.
 	DataDir string
+	// Stores, if set (and DataDir is empty), are the Raft stores to use
+	// instead of fresh in-memory ones: a server started again on the same
+	// Stores resumes with the same state, as from a data dir.
+	Stores *Stores
 	// NoSync disables fsync of the Raft log (faster, not durable on power loss).
 	NoSync bool
 	// TickTime is the session-expiry bucket width.
@@ -171,4 +176,17 @@ func (c *Config) clampTimeout(ms int32) int32 {
 
 func (c *Config) addr() string {
 	return net.JoinHostPort(c.Bind, strconv.Itoa(c.Port))
+}
+
+// Stores are the Raft log, stable and snapshot stores of a server.
+type Stores struct {
+	Logs   raft.LogStore
+	Stable raft.StableStore
+	Snaps  raft.SnapshotStore
+}
+
+// NewMemoryStores returns in-memory Raft stores that can outlive a Server.
+func NewMemoryStores() *Stores {
+	mem := raft.NewInmemStore()
+	return &Stores{Logs: mem, Stable: mem, Snaps: raft.NewInmemSnapshotStore()}
 }

@@ -54,10 +54,13 @@ func startRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 		stable raft.StableStore
 		snaps  raft.SnapshotStore
 	)
-	if cfg.DataDir == "" {
-		mem := raft.NewInmemStore()
-		logs, stable, snaps = mem, mem, raft.NewInmemSnapshotStore()
-	} else {
+	switch {
+	case cfg.DataDir == "" && cfg.Stores != nil:
+		logs, stable, snaps = cfg.Stores.Logs, cfg.Stores.Stable, cfg.Stores.Snaps
+	case cfg.DataDir == "":
+		st := NewMemoryStores()
+		logs, stable, snaps = st.Logs, st.Stable, st.Snaps
+	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, err
 		}

@@ -303,3 +303,18 @@ func (s *Server) Reap() int {
 	}
 	return n
 }
+
+// DropConnections closes every client connection; sessions live on.
+func (s *Server) DropConnections() {
+	for _, c := range s.connList() {
+		c.close()
+	}
+}
+
+// DropSession closes the connection of session id, if any; the session
+// lives on.
+func (s *Server) DropSession(id int64) {
+	if c := s.connOf(id); c != nil {
+		c.close()
+	}
+}

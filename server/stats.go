@@ -26,8 +26,6 @@ type connStats struct {
 	notifications atomic.Int64
 	lastOp        atomic.Int32
 	lastXid       atomic.Int32
-	lastZxid      atomic.Int64
-	lastResponse  atomic.Int64 // unix ms
 }
 
 // latencyStats keeps min/avg/max request latency in microseconds.

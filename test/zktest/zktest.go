@@ -1,0 +1,266 @@
+package zktest
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/server"
+	"github.com/paddockzk/paddock/session"
+)
+
+// Option configures a Server.
+type Option func(*options)
+
+type options struct {
+	cfg     server.Config
+	clock   *session.ManualClock
+	durable bool
+	logger  *slog.Logger
+}
+
+// WithTickTime sets the tick (session-expiry granularity); default 100ms,
+// so expiry tests stay fast. Session timeouts are clamped to [2, 20] ticks
+// unless WithSessionTimeouts says otherwise.
+func WithTickTime(d time.Duration) Option { return func(o *options) { o.cfg.TickTime = d } }
+
+// WithSessionTimeouts sets the negotiated session-timeout bounds.
+func WithSessionTimeouts(min, max time.Duration) Option {
+	return func(o *options) { o.cfg.MinSessionTimeout, o.cfg.MaxSessionTimeout = min, max }
+}
+
+// WithFourLetterWords sets the 4lw whitelist ("*" for all; default all).
+func WithFourLetterWords(words ...string) Option {
+	return func(o *options) { o.cfg.FourLetterWords = words }
+}
+
+// WithReapInterval sets how often empty containers and expired TTL nodes
+// are deleted (default 100ms). Server.Reap forces a sweep.
+func WithReapInterval(d time.Duration) Option { return func(o *options) { o.cfg.ReapInterval = d } }
+
+// WithMaxFrame sets jute.maxbuffer, the largest request accepted.
+func WithMaxFrame(n int) Option { return func(o *options) { o.cfg.MaxFrame = n } }
+
+// WithMaxClientCnxns caps connections per client IP (default unlimited).
+func WithMaxClientCnxns(n int) Option { return func(o *options) { o.cfg.MaxClientCnxns = n } }
+
+// WithManualClock drives session expiry from clock instead of real time:
+// sessions expire only when the test calls clock.Advance (or
+// Server.Advance). Client pings still refresh sessions in manual time.
+func WithManualClock(clock *session.ManualClock) Option {
+	return func(o *options) { o.clock = clock }
+}
+
+// WithDurableStorage keeps the Raft log in t.TempDir() instead of memory,
+// so Restart is a real crash-free restart from disk. Restart preserves
+// state either way; this option exercises the on-disk path.
+func WithDurableStorage() Option { return func(o *options) { o.durable = true } }
+
+// WithLogger sends the server's logs to l (default: discarded).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// Server is a running in-process Paddock server.
+type Server struct {
+	t    testing.TB
+	opts options
+	addr string
+
+	mu  sync.Mutex
+	srv *server.Server
+}
+
+// Start starts a server on a free 127.0.0.1 port, ready to serve when it
+// returns, and registers t.Cleanup to stop it.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	o := options{cfg: server.DefaultConfig()}
+	o.cfg.TickTime = 100 * time.Millisecond
+	o.cfg.ReapInterval = 100 * time.Millisecond
+	o.cfg.MaxClientCnxns = 0
+	o.cfg.FourLetterWords = []string{"*"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.clock != nil {
+		o.cfg.Clock = o.clock
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	o.cfg.Logger = o.logger
+	if o.durable {
+		o.cfg.DataDir = t.TempDir()
+	} else {
+		o.cfg.Stores = server.NewMemoryStores()
+	}
+	s := &Server{t: t, opts: o}
+	s.start("127.0.0.1:0")
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func (s *Server) start(addr string) {
+	s.t.Helper()
+	cfg := s.opts.cfg
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.t.Fatalf("zktest: listen: %v", err)
+	}
+	cfg.Listener = ln
+	srv, err := server.New(cfg)
+	if err != nil {
+		ln.Close()
+		s.t.Fatalf("zktest: start server: %v", err)
+	}
+	s.mu.Lock()
+	s.srv, s.addr = srv, ln.Addr().String()
+	s.mu.Unlock()
+}
+
+func (s *Server) server() *server.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil {
+		s.t.Fatalf("zktest: server is stopped")
+	}
+	return s.srv
+}
+
+// Addr returns "host:port".
+func (s *Server) Addr() string { return s.addr }
+
+// Servers returns the address list for go-zookeeper's zk.Connect or
+// client.Connect.
+func (s *Server) Servers() []string { return []string{s.addr} }
+
+// ExpireSession expires session id now, exactly as a timeout would end it
+// in ZooKeeper: its ephemerals are deleted (watchers get NodeDeleted and
+// NodeChildrenChanged), and its connection is closed, so the client sees a
+// disconnect and, when it reconnects, StateExpired. It returns
+// wire.ErrSessionExpired if no such session exists.
+func (s *Server) ExpireSession(id int64) error { return s.server().ExpireSession(id) }
+
+// DropConnections closes every client TCP connection. Sessions live on:
+// clients reconnect within their timeout with the same session, and
+// restore their watches (go-zookeeper sees StateDisconnected, then
+// StateHasSession with the same SessionID).
+func (s *Server) DropConnections() { s.server().DropConnections() }
+
+// DropSession closes the TCP connection of session id only; the session
+// lives on, as with DropConnections.
+func (s *Server) DropSession(id int64) { s.server().DropSession(id) }
+
+// Stop stops the server: every connection closes and the port is released.
+// Clients see a disconnect and keep retrying. State is kept for Restart.
+// Stop is idempotent and is called by t.Cleanup.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		if err := srv.Close(); err != nil {
+			s.t.Logf("zktest: stop: %v", err)
+		}
+	}
+}
+
+// Restart stops the server if it runs and starts it again on the same
+// port with the same data. Sessions survive and each gets a fresh full
+// timeout, so clients that reconnect within it keep their session.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.start(s.addr)
+}
+
+// Advance moves the manual clock (WithManualClock) forward by d, expiring
+// every session not heard from within its timeout.
+func (s *Server) Advance(d time.Duration) {
+	if s.opts.clock == nil {
+		s.t.Fatalf("zktest: Advance needs WithManualClock")
+	}
+	s.opts.clock.Advance(d)
+}
+
+// Reap deletes empty containers and expired TTL nodes now; it returns how
+// many nodes were deleted.
+func (s *Server) Reap() int { return s.server().Reap() }
+
+// Server returns the underlying server (for its FSM and watch registry).
+func (s *Server) Server() *server.Server { return s.server() }
+
+// Node describes one znode in Tree.
+type Node struct {
+	Path string
+	Data []byte
+	Stat wire.Stat
+}
+
+// Tree returns every znode (except / and /zookeeper), sorted by path,
+// with its data and Stat; Stat.EphemeralOwner names ephemeral owners.
+func (s *Server) Tree() []Node {
+	f := s.server().FSM()
+	var out []Node
+	stack := []string{"/"}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids, _, err := f.Children(p)
+		if err != nil {
+			continue
+		}
+		for _, k := range kids {
+			child := wire.JoinPath(p, k)
+			if child == fsm.ZooKeeperPath {
+				continue
+			}
+			data, st, err := f.Get(child)
+			if err == nil {
+				out = append(out, Node{Path: child, Data: data, Stat: st})
+				stack = append(stack, child)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Sessions returns the live sessions, sorted by id.
+func (s *Server) Sessions() []fsm.SessionInfo { return s.server().FSM().Sessions() }
+
+// Watch is one registered watch, for Watches.
+type Watch struct {
+	Path    string
+	Session int64
+}
+
+// Watches returns every registered watch (data, child and persistent),
+// sorted by path then session.
+func (s *Server) Watches() []Watch {
+	var out []Watch
+	for p, ids := range s.server().Watches().ByPath() {
+		for _, id := range ids {
+			out = append(out, Watch{Path: p, Session: id})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Session < out[j].Session
+	})
+	return out
+}
+
+// Notifications returns how many watch notifications the server has sent.
+func (s *Server) Notifications() uint64 { return s.server().Watches().Stats().Notifications }
+
+func (s *Server) String() string { return fmt.Sprintf("zktest.Server(%s)", s.addr) }
