@@ -101,6 +101,20 @@ type Config struct {
 	// SnapshotThreshold and SnapshotInterval drive Raft snapshots.
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
+	// ID is this node's id in a cluster (ZooKeeper's myid); Peers lists
+	// every member including this one. No Peers means standalone.
+	ID    string
+	Peers []Peer
+	// ClusterListener, if set, is the cluster port's listener.
+	ClusterListener net.Listener
+	// ClusterBind overrides the address the cluster port listens on
+	// (default: this node's Peer.Addr).
+	ClusterBind string
+	// ClusterNet dials and wraps cluster connections (fault injection in
+	// tests); nil means plain TCP.
+	ClusterNet ClusterNet
+	// Raft holds cluster Raft timers; zero means DefaultRaftTimers.
+	Raft RaftTimers
 	// Clock drives session expiry; nil means the real clock.
 	Clock session.Clock
 	// Logger receives structured logs; nil means slog.Default().
@@ -158,6 +172,14 @@ func (c *Config) Validate() error {
 	}
 	if c.HandshakeTimeout <= 0 || c.WriteTimeout <= 0 || c.ReapInterval <= 0 {
 		errs = append(errs, errors.New("handshake, write and reap intervals must be positive"))
+	}
+	if c.clustered() {
+		if _, err := c.self(); err != nil {
+			errs = append(errs, err)
+		}
+		if c.Raft == (RaftTimers{}) {
+			c.Raft = DefaultRaftTimers
+		}
 	}
 	if c.Clock == nil {
 		c.Clock = session.RealClock{}

@@ -265,8 +265,14 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 	case p.future != nil:
 		err := p.future.Error()
 		if err != nil {
-			c.s.log.Warn("write failed in raft", "err", err)
-			code, resp = wire.ErrConnectionLoss, nil
+			// The write's fate is unknown here (no leader, leader lost):
+			// close, so the client reconnects and sees ConnectionLoss, as
+			// ZooKeeper does. A protocol code (SessionMoved) is answered.
+			c.s.log.Info("write not applied", "session", hexID(c.SessionID()), "err", err)
+			code, resp = wire.CodeOf(err), nil
+			if code == wire.ErrSystemError {
+				code = wire.ErrConnectionLoss
+			}
 			p.closeAfter = true
 		} else {
 			code, resp = p.finish(p.future.Response().(*fsm.Result))

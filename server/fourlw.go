@@ -84,9 +84,6 @@ func (s *Server) FourLetterWord(word string) string {
 	return word + " is not supported by Paddock.\n"
 }
 
-// Mode returns "standalone", "leader" or "follower".
-func (s *Server) Mode() string { return "standalone" }
-
 func (s *Server) connCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

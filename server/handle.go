@@ -22,7 +22,7 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		return nil, true
 	}
 	if sid := c.SessionID(); sid != 0 {
-		c.s.tracker.Touch(sid)
+		c.s.touch(sid)
 	}
 	c.stats.lastOp.Store(int32(h.Op))
 	c.stats.lastXid.Store(h.Xid)
@@ -33,6 +33,16 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		return p, false
 	case wire.OpAuth:
 		return p, c.authenticate(d, p)
+	case wire.OpSync:
+		var r wire.PathRequest
+		if err := r.Decode(d); err != nil {
+			c.logDrop("sync", err)
+			return nil, true
+		}
+		c.deferred.Add(1)
+		p.future = c.s.syncFuture()
+		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, &wire.PathRequest{Path: r.Path} }
+		return p, false
 	case wire.OpCloseSession:
 		p.future = c.s.propose(&fsm.Command{Type: fsm.CmdCloseSession, Session: c.SessionID()})
 		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, nil }

@@ -33,9 +33,15 @@ func (c *conn) handshake(frame []byte) bool {
 			return false
 		}
 		resp.SessionID, resp.Passwd = res.Session, res.Passwd
+		if c.s.isLeader() {
+			c.s.setOwner(res.Session, c.s.cfg.ID)
+		}
 	} else if _, live := c.s.fsm.Session(req.SessionID); live && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
-		c.s.tracker.Touch(req.SessionID)
+		if err := c.s.attach(req.SessionID); err != nil {
+			c.logDrop("re-attach session", err)
+			return false
+		}
 	} else {
 		resp = wire.ConnectResponse{Passwd: make([]byte, fsm.PasswordLen), HasReadOnly: req.HasReadOnly}
 		ok = false

@@ -2,11 +2,12 @@ package server
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,15 +40,18 @@ func standaloneRaftConfig(cfg *Config) *raft.Config {
 	if cfg.SnapshotInterval > 0 {
 		rc.SnapshotInterval = cfg.SnapshotInterval
 	}
-	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Error, Output: os.Stderr})
+	rc.Logger = raftLogger(cfg, "raft")
 	return rc
 }
 
 // startRaft creates the stores (in memory, or raft-boltdb and file
 // snapshots under cfg.DataDir), bootstraps a single-voter configuration on
 // first start, and starts Raft.
-func startRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
+func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 	rc := standaloneRaftConfig(cfg)
+	if cfg.clustered() {
+		clusterRaftConfig(rc, cfg)
+	}
 	n := &raftNode{}
 	var (
 		logs   raft.LogStore
@@ -76,14 +80,28 @@ func startRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 		}
 		logs, stable, snaps = bolt, bolt, fss
 	}
-	addr, trans := raft.NewInmemTransport("")
+	var trans raft.Transport
+	conf := raft.Configuration{}
+	if mux != nil {
+		trans = raft.NewNetworkTransport(raftStream{mux}, 3, 10*time.Second, io.Discard)
+		for _, p := range cfg.Peers {
+			suffrage := raft.Voter
+			if p.Observer {
+				suffrage = raft.Nonvoter
+			}
+			conf.Servers = append(conf.Servers, raft.Server{ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr), Suffrage: suffrage})
+		}
+	} else {
+		addr, mem := raft.NewInmemTransport("")
+		trans = mem
+		conf.Servers = []raft.Server{{ID: rc.LocalID, Address: addr}}
+	}
 	existing, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		n.close()
 		return nil, err
 	}
 	if !existing {
-		conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}}
 		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, conf); err != nil {
 			n.close()
 			return nil, fmt.Errorf("bootstrap: %w", err)
@@ -98,31 +116,12 @@ func startRaft(cfg *Config, f *fsm.FSM) (*raftNode, error) {
 	return n, nil
 }
 
-// waitReady waits until this node leads, every committed entry is applied,
-// and the cluster secret exists (proposing it on first start).
-func (n *raftNode) waitReady(f *fsm.FSM, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for n.r.State() != raft.Leader {
-		if time.Now().After(deadline) {
-			return errors.New("raft: no leadership")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	if err := n.r.Barrier(time.Until(deadline)).Error(); err != nil {
-		return fmt.Errorf("raft barrier: %w", err)
-	}
-	if f.HasSecret() {
-		return nil
-	}
+func newSecret() []byte {
 	secret := make([]byte, secretLen)
 	if _, err := rand.Read(secret); err != nil {
-		return err
+		panic("paddock: no randomness for the cluster secret: " + err.Error())
 	}
-	b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdInit, Secret: secret})
-	if err != nil {
-		return err
-	}
-	return n.r.Apply(b, time.Until(deadline)).Error()
+	return secret
 }
 
 func (n *raftNode) close() {
@@ -132,4 +131,32 @@ func (n *raftNode) close() {
 	for _, c := range n.closer {
 		_ = c.Close()
 	}
+}
+
+// clusterRaftConfig adjusts a Raft config for a multi-node cluster.
+func clusterRaftConfig(rc *raft.Config, cfg *Config) {
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.HeartbeatTimeout = cfg.Raft.Heartbeat
+	rc.ElectionTimeout = cfg.Raft.Election
+	rc.LeaderLeaseTimeout = cfg.Raft.LeaderLease
+	rc.CommitTimeout = cfg.Raft.Commit
+	rc.Logger = raftLogger(cfg, "raft-"+cfg.ID)
+}
+
+// raftLogger sends Raft's warnings and errors to the server's slog logger.
+func raftLogger(cfg *Config, name string) hclog.Logger {
+	level := hclog.Warn
+	if !cfg.clustered() {
+		level = hclog.Error // a lone voter's election chatter is noise
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level,
+		Output: slogWriter{cfg.Logger}, DisableTime: true})
+}
+
+// slogWriter turns each line hclog writes into one slog record.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

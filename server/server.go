@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/session"
 	"github.com/paddockzk/paddock/watch"
 )
@@ -40,6 +41,17 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	stats      serverStats
+
+	// Cluster plumbing (nil when standalone).
+	self    Peer
+	mux     *clusterMux
+	fwd     *forwarder
+	batcher *session.Batcher
+	owners  map[int64]string // leader only: session -> serving node
+
+	appliedMu  sync.Mutex
+	appliedIdx int64
+	appliedCh  chan struct{}
 }
 
 // New starts a server: Raft, the fsm, and the client listener. It returns
@@ -49,31 +61,85 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, fsm: fsm.New(), started: time.Now(),
-		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn), perIP: make(map[string]int)}
+		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn), perIP: make(map[string]int),
+		appliedCh: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession})
 	s.tracker = session.NewTracker(cfg.TickTime, cfg.Clock)
 	s.fsm.OnApply = s.onApply
-	node, err := startRaft(&s.cfg, s.fsm)
+	if s.cfg.clustered() {
+		if err := s.startCluster(); err != nil {
+			return nil, err
+		}
+	}
+	node, err := startRaft(&s.cfg, s.fsm, s.mux)
 	if err != nil {
+		s.closeCluster()
 		return nil, err
 	}
 	s.node = node
-	if err := node.waitReady(s.fsm, 30*time.Second); err != nil {
-		node.close()
+	s.wg.Add(1)
+	go s.leaderDuties()
+	if s.batcher != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.batcher.Run(s.ctx)
+		}()
+	}
+	if err := s.waitReady(StartTimeout); err != nil {
+		s.shutdown()
 		return nil, err
 	}
 	s.ln = cfg.Listener
 	if s.ln == nil {
 		if s.ln, err = net.Listen("tcp", cfg.addr()); err != nil {
-			node.close()
+			s.shutdown()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.addr(), err)
 		}
 	}
-	s.becomeLeader()
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s, nil
+}
+
+// StartTimeout bounds how long New waits for a leader and the cluster
+// secret before giving up.
+var StartTimeout = 60 * time.Second
+
+// waitReady waits until a leader is known and this node has applied the
+// cluster secret (so it can check session passwords).
+func (s *Server) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !s.fsm.HasSecret() || s.Leader() == "" {
+		if time.Now().After(deadline) {
+			return errors.New("paddock: no leader elected within " + timeout.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if s.isLeader() {
+		// Apply every committed entry before serving (a restart replays
+		// its log), so clients never see an older state than they saw.
+		return s.node.r.Barrier(time.Until(deadline)).Error()
+	}
+	return nil
+}
+
+func (s *Server) closeCluster() {
+	if s.fwd != nil {
+		s.fwd.close()
+	}
+	if s.mux != nil {
+		s.mux.close()
+	}
+}
+
+// shutdown stops background work, Raft and the cluster port.
+func (s *Server) shutdown() {
+	s.cancel()
+	s.closeCluster()
+	s.wg.Wait()
+	s.node.close()
 }
 
 // Addr returns the client listener's address.
@@ -99,13 +165,11 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	s.cancel()
 	err := s.ln.Close()
 	for _, c := range conns {
 		c.close()
 	}
-	s.wg.Wait()
-	s.node.close()
+	s.shutdown()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
@@ -198,6 +262,7 @@ func (s *Server) onApply(r *fsm.Result) {
 	for _, ev := range r.Events {
 		s.watches.Trigger(r.Zxid, ev.Path, ev.Type)
 	}
+	defer s.noteApplied(r.Zxid)
 	if r.Session != 0 {
 		s.tracker.Add(r.Session, time.Duration(r.Timeout)*time.Millisecond)
 	}
@@ -216,7 +281,13 @@ func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
 	if err != nil {
 		return errFuture{err}
 	}
-	return s.node.r.Apply(b, DefaultProposeTimeout)
+	if s.isLeader() || !s.cfg.clustered() {
+		if cmd.Session != 0 && !s.ownedBy(cmd.Session, s.cfg.ID) {
+			return errFuture{wire.ErrSessionMoved}
+		}
+		return s.node.r.Apply(b, DefaultProposeTimeout)
+	}
+	return s.forward(b, cmd.Session)
 }
 
 // apply proposes cmd and waits for its result.
@@ -234,24 +305,6 @@ type errFuture struct{ err error }
 func (e errFuture) Error() error          { return e.err }
 func (e errFuture) Response() interface{} { return nil }
 func (e errFuture) Index() uint64         { return 0 }
-
-// becomeLeader starts the leader-only duties: every session gets a fresh
-// full timeout, the expirer and the container/TTL reaper run.
-func (s *Server) becomeLeader() {
-	for _, si := range s.fsm.Sessions() {
-		s.tracker.Add(si.ID, time.Duration(si.Timeout)*time.Millisecond)
-	}
-	s.tracker.ResetAll()
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		s.tracker.Run(s.ctx, s.expire)
-	}()
-	go func() {
-		defer s.wg.Done()
-		s.reapLoop()
-	}()
-}
 
 // expire proposes the expiry of sessions the tracker found silent.
 func (s *Server) expire(ids []int64) {
@@ -278,12 +331,12 @@ func (s *Server) ExpireSession(id int64) error {
 	return res.Err.Err()
 }
 
-func (s *Server) reapLoop() {
+func (s *Server) reapLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.ReapInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			s.Reap()

@@ -51,6 +51,17 @@ func WithMaxFrame(n int) Option { return func(o *options) { o.cfg.MaxFrame = n }
 // WithMaxClientCnxns caps connections per client IP (default unlimited).
 func WithMaxClientCnxns(n int) Option { return func(o *options) { o.cfg.MaxClientCnxns = n } }
 
+// WithHandshakeTimeout bounds the time from accept to a complete
+// ConnectRequest (or four-letter word); a slower client is disconnected.
+func WithHandshakeTimeout(d time.Duration) Option {
+	return func(o *options) { o.cfg.HandshakeTimeout = d }
+}
+
+// WithMaxOutboundBytes caps the bytes (replies and watch notifications)
+// queued for one connection; a client that stops reading past it is
+// disconnected.
+func WithMaxOutboundBytes(n int) Option { return func(o *options) { o.cfg.MaxOutboundBytes = n } }
+
 // WithManualClock drives session expiry from clock instead of real time:
 // sessions expire only when the test calls clock.Advance (or
 // Server.Advance). Client pings still refresh sessions in manual time.
@@ -80,6 +91,17 @@ type Server struct {
 // returns, and registers t.Cleanup to stop it.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	o := buildOptions(t, opts)
+	if !o.durable {
+		o.cfg.Stores = server.NewMemoryStores()
+	}
+	s := &Server{t: t, opts: o}
+	s.start("127.0.0.1:0")
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func buildOptions(t testing.TB, opts []Option) options {
 	o := options{cfg: server.DefaultConfig()}
 	o.cfg.TickTime = 100 * time.Millisecond
 	o.cfg.ReapInterval = 100 * time.Millisecond
@@ -97,31 +119,58 @@ func Start(t testing.TB, opts ...Option) *Server {
 	o.cfg.Logger = o.logger
 	if o.durable {
 		o.cfg.DataDir = t.TempDir()
-	} else {
-		o.cfg.Stores = server.NewMemoryStores()
 	}
-	s := &Server{t: t, opts: o}
-	s.start("127.0.0.1:0")
-	t.Cleanup(s.Stop)
-	return s
+	return o
 }
 
 func (s *Server) start(addr string) {
 	s.t.Helper()
+	if err := s.startErr(addr, nil); err != nil {
+		s.t.Fatalf("zktest: start server: %v", err)
+	}
+}
+
+// startErr starts the server on the client address addr; a cluster node
+// also gets its cluster listener (nil: listen again on its address).
+func (s *Server) startErr(addr string, clusterLn net.Listener) error {
 	cfg := s.opts.cfg
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		s.t.Fatalf("zktest: listen: %v", err)
+		return err
 	}
 	cfg.Listener = ln
+	if cfg.ID != "" {
+		if clusterLn == nil {
+			for _, p := range cfg.Peers {
+				if p.ID == cfg.ID {
+					if clusterLn, err = net.Listen("tcp", p.Addr); err != nil {
+						ln.Close()
+						return err
+					}
+				}
+			}
+		}
+		cfg.ClusterListener = clusterLn
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		ln.Close()
-		s.t.Fatalf("zktest: start server: %v", err)
+		if clusterLn != nil {
+			clusterLn.Close()
+		}
+		return err
 	}
 	s.mu.Lock()
 	s.srv, s.addr = srv, ln.Addr().String()
 	s.mu.Unlock()
+	return nil
+}
+
+// running returns the server if it runs, else nil.
+func (s *Server) running() *server.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv
 }
 
 func (s *Server) server() *server.Server {

@@ -1,0 +1,299 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/session"
+)
+
+// Peer is one member of a cluster.
+type Peer struct {
+	// ID is the node id (ZooKeeper's myid / server.N).
+	ID string
+	// Addr is the node's cluster address (ZooKeeper's quorumPort): Raft and
+	// forwarding share it.
+	Addr string
+	// ClientAddr is the node's client address, for information only.
+	ClientAddr string
+	// Observer nodes are Raft non-voters: they serve reads and forward
+	// writes but do not count towards the quorum.
+	Observer bool
+}
+
+// RaftTimers are the Raft timing knobs of a cluster node.
+type RaftTimers struct {
+	Heartbeat   time.Duration
+	Election    time.Duration
+	LeaderLease time.Duration
+	Commit      time.Duration
+}
+
+// DefaultRaftTimers suit a LAN cluster.
+var DefaultRaftTimers = RaftTimers{Heartbeat: time.Second, Election: time.Second,
+	LeaderLease: 500 * time.Millisecond, Commit: 20 * time.Millisecond}
+
+func (c *Config) clustered() bool { return len(c.Peers) > 0 }
+
+func (c *Config) self() (Peer, error) {
+	for _, p := range c.Peers {
+		if p.ID == c.ID {
+			return p, nil
+		}
+	}
+	return Peer{}, fmt.Errorf("node id %q is not among the %d peers", c.ID, len(c.Peers))
+}
+
+func (c *Config) peerByAddr(addr string) string {
+	for _, p := range c.Peers {
+		if p.Addr == addr {
+			return p.ID
+		}
+	}
+	return ""
+}
+
+// leaderDuties runs what only the leader does: expire sessions, reap
+// containers and TTL nodes, and create the cluster secret. It follows
+// Raft's leadership signal for the server's lifetime.
+func (s *Server) leaderDuties() {
+	defer s.wg.Done()
+	stop := func() {}
+	defer func() { stop() }()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case leader := <-s.node.r.LeaderCh():
+			stop()
+			stop = func() {}
+			if !leader {
+				s.log.Info("lost leadership", "id", s.cfg.ID)
+				continue
+			}
+			stop = s.startLeading()
+		}
+	}
+}
+
+// startLeading starts the leader-only goroutines and returns the function
+// that stops them and waits for them to finish.
+func (s *Server) startLeading() func() {
+	if s.cfg.clustered() {
+		s.log.Info("became leader", "id", s.cfg.ID)
+	}
+	s.mu.Lock()
+	s.owners = make(map[int64]string)
+	s.mu.Unlock()
+	// A new leader grants every session a full fresh timeout.
+	for _, si := range s.fsm.Sessions() {
+		s.tracker.Add(si.ID, time.Duration(si.Timeout)*time.Millisecond)
+	}
+	s.tracker.ResetAll()
+	ctx, cancel := context.WithCancel(s.ctx)
+	var duties sync.WaitGroup
+	for _, duty := range []func(context.Context){s.ensureSecret, s.runExpirer, s.reapLoop} {
+		duties.Add(1)
+		go func() {
+			defer duties.Done()
+			duty(ctx)
+		}()
+	}
+	return func() {
+		cancel()
+		duties.Wait()
+	}
+}
+
+func (s *Server) runExpirer(ctx context.Context) { s.tracker.Run(ctx, s.expire) }
+
+// ensureSecret proposes the cluster secret if the state has none yet.
+func (s *Server) ensureSecret(ctx context.Context) {
+	for !s.fsm.HasSecret() && ctx.Err() == nil {
+		if err := proposeSecret(s.node.r); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) isLeader() bool { return s.node.r.State() == raft.Leader }
+
+// ownedBy reports whether node peer serves session id (or nobody is known
+// to), so its writes are accepted.
+func (s *Server) ownedBy(id int64, peer string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, ok := s.owners[id]
+	return !ok || owner == peer
+}
+
+func (s *Server) setOwner(id int64, peer string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owners != nil {
+		s.owners[id] = peer
+	}
+}
+
+// touchFromPeer applies a follower's batch of session touches.
+func (s *Server) touchFromPeer(peer string, ids []int64) {
+	for _, id := range ids {
+		if s.ownedBy(id, peer) {
+			s.tracker.Touch(id)
+		}
+	}
+}
+
+// touch records activity on a session: directly on the leader, batched to
+// the leader on a follower.
+func (s *Server) touch(id int64) {
+	s.tracker.Touch(id)
+	if s.batcher != nil && !s.isLeader() {
+		s.batcher.Touch(id)
+	}
+}
+
+// attach tells the leader that this node now serves session id, so a
+// stale connection elsewhere gets SessionMoved.
+func (s *Server) attach(id int64) error {
+	if !s.cfg.clustered() || s.isLeader() {
+		s.setOwner(id, s.cfg.ID)
+		s.tracker.Touch(id)
+		return nil
+	}
+	_, err := s.fwd.call(&fwdRequest{Kind: fwdAttach, Session: id}, DefaultProposeTimeout)
+	return err
+}
+
+// syncIndex returns the index a sync must wait for: the leader's commit
+// index, confirmed by a quorum round.
+func (s *Server) syncIndex() (int64, error) {
+	if s.isLeader() {
+		if err := s.node.r.VerifyLeader().Error(); err != nil {
+			return 0, err
+		}
+		return int64(s.node.r.CommitIndex()), nil
+	}
+	resp, err := s.fwd.call(&fwdRequest{Kind: fwdSync}, DefaultProposeTimeout)
+	if err != nil {
+		return 0, err
+	}
+	return int64(resp.Index), nil
+}
+
+// noteApplied publishes a new applied index (called from onApply).
+func (s *Server) noteApplied(zxid int64) {
+	s.appliedMu.Lock()
+	if zxid > s.appliedIdx {
+		s.appliedIdx = zxid
+	}
+	close(s.appliedCh)
+	s.appliedCh = make(chan struct{})
+	s.appliedMu.Unlock()
+}
+
+// waitApplied waits until the local FSM has applied index idx.
+func (s *Server) waitApplied(idx int64, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.appliedMu.Lock()
+		done, ch := s.appliedIdx >= idx, s.appliedCh
+		s.appliedMu.Unlock()
+		if done || s.fsm.LastZxid() >= idx {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return fmt.Errorf("paddock: index %d not applied within %v", idx, timeout)
+		case <-s.ctx.Done():
+			return errNoLeader
+		}
+	}
+}
+
+// Mode returns "standalone", "leader", "follower" or "observer", as
+// ZooKeeper's srvr reports it.
+func (s *Server) Mode() string {
+	switch {
+	case !s.cfg.clustered():
+		return "standalone"
+	case s.isLeader():
+		return "leader"
+	case s.self.Observer:
+		return "observer"
+	}
+	return "follower"
+}
+
+// IsLeader reports whether this node currently leads the cluster.
+func (s *Server) IsLeader() bool { return s.isLeader() }
+
+// Leader returns the current leader's node id, or "" if none is known.
+func (s *Server) Leader() string {
+	_, id := s.node.r.LeaderWithID()
+	return string(id)
+}
+
+// startCluster opens the cluster port and wires forwarding.
+func (s *Server) startCluster() error {
+	self, err := s.cfg.self()
+	if err != nil {
+		return err
+	}
+	s.self = self
+	bind := s.cfg.ClusterBind
+	if bind == "" {
+		bind = self.Addr
+	}
+	ln := s.cfg.ClusterListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", bind); err != nil {
+			return fmt.Errorf("listen on cluster address %s: %w", bind, err)
+		}
+	}
+	cn := s.cfg.ClusterNet
+	if cn == nil {
+		cn = tcpClusterNet{}
+	}
+	s.mux = newClusterMux(self.ID, ln, cn, s.cfg.peerByAddr)
+	s.mux.forward = s.serveForward
+	s.fwd = newForwarder(s)
+	s.batcher = session.NewBatcher(s.cfg.TickTime/2, s.cfg.Clock, s.fwd.touch)
+	go s.mux.serve()
+	return nil
+}
+
+// proposeSecret proposes a fresh cluster secret.
+func proposeSecret(r *raft.Raft) error {
+	b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdInit, Secret: newSecret()})
+	if err != nil {
+		return err
+	}
+	return r.Apply(b, DefaultProposeTimeout).Error()
+}
+
+// syncFuture resolves once this node has applied everything the leader
+// had committed when the sync arrived (ZooKeeper's sync).
+func (s *Server) syncFuture() raft.ApplyFuture {
+	ff := &fwdFuture{done: make(chan struct{}), res: &fsm.Result{}}
+	go func() {
+		defer close(ff.done)
+		idx, err := s.syncIndex()
+		if err == nil {
+			err = s.waitApplied(idx, DefaultProposeTimeout)
+		}
+		ff.err = err
+	}()
+	return ff
+}

@@ -1,0 +1,319 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Forwarding: a follower sends writes (and session creates/closes), its
+// clients' session touches, sync barriers and session re-attachments to
+// the leader over the cluster port. Messages are msgpack, framed by a
+// 4-byte big-endian length.
+
+type fwdKind uint8
+
+const (
+	fwdApply  fwdKind = 1 // propose Cmd; reply with its index and result
+	fwdTouch  fwdKind = 2 // touch Sessions; no reply
+	fwdSync   fwdKind = 3 // reply with the leader's commit index
+	fwdAttach fwdKind = 4 // Session is now served by the sender
+
+	// maxForwardFrame bounds one forwarding message.
+	maxForwardFrame = 64 << 20
+)
+
+var (
+	errNoLeader = errors.New("paddock: no leader")
+	errFwdConn  = errors.New("paddock: connection to the leader lost")
+)
+
+type fwdRequest struct {
+	ID       uint64  `msgpack:"i"`
+	Kind     fwdKind `msgpack:"k"`
+	Cmd      []byte  `msgpack:"c,omitempty"`
+	Session  int64   `msgpack:"s,omitempty"`
+	Sessions []int64 `msgpack:"ss,omitempty"`
+}
+
+type fwdResponse struct {
+	ID     uint64      `msgpack:"i"`
+	Index  uint64      `msgpack:"x"`
+	Result *fsm.Result `msgpack:"r,omitempty"`
+	Code   wire.Code   `msgpack:"c,omitempty"` // a protocol error, e.g. SessionMoved
+	Err    string      `msgpack:"e,omitempty"` // any other failure
+}
+
+func writeMsg(w io.Writer, v any) error {
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		return err
+	}
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	_, err = w.Write(append(frame, b...))
+	return err
+}
+
+func readMsg(r io.Reader, v any) error {
+	b, err := wire.ReadFrame(r, nil, maxForwardFrame)
+	if err != nil {
+		return err
+	}
+	return msgpack.Unmarshal(b, v)
+}
+
+// serveForward runs on the leader for one follower connection.
+func (s *Server) serveForward(peer string, c net.Conn) {
+	defer c.Close()
+	stop := s.closeOnShutdown(c)
+	defer stop()
+	var wmu sync.Mutex
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		var req fwdRequest
+		if err := readMsg(br, &req); err != nil {
+			return
+		}
+		if req.Kind == fwdTouch {
+			s.touchFromPeer(peer, req.Sessions)
+			continue
+		}
+		go func() {
+			resp := s.handleForward(peer, &req)
+			wmu.Lock()
+			defer wmu.Unlock()
+			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			if err := writeMsg(c, resp); err != nil {
+				_ = c.Close()
+			}
+		}()
+	}
+}
+
+// closeOnShutdown closes c when the server shuts down; call the returned
+// function once c is no longer used.
+func (s *Server) closeOnShutdown(c net.Conn) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-s.ctx.Done():
+			_ = c.Close()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
+	resp := &fwdResponse{ID: req.ID}
+	if s.node.r.State() != raft.Leader {
+		resp.Err = errNoLeader.Error()
+		return resp
+	}
+	switch req.Kind {
+	case fwdApply:
+		if req.Session != 0 && !s.ownedBy(req.Session, peer) {
+			resp.Code = wire.ErrSessionMoved
+			return resp
+		}
+		f := s.node.r.Apply(req.Cmd, DefaultProposeTimeout)
+		if err := f.Error(); err != nil {
+			resp.Err = err.Error()
+			return resp
+		}
+		res := *f.Response().(*fsm.Result)
+		res.Events = nil
+		if res.Session != 0 {
+			s.setOwner(res.Session, peer)
+		}
+		resp.Index, resp.Result = f.Index(), &res
+	case fwdSync:
+		if err := s.node.r.VerifyLeader().Error(); err != nil {
+			resp.Err = err.Error()
+			return resp
+		}
+		resp.Index = s.node.r.CommitIndex()
+	case fwdAttach:
+		s.setOwner(req.Session, peer)
+		s.tracker.Touch(req.Session)
+	default:
+		resp.Err = fmt.Sprintf("unknown forward kind %d", req.Kind)
+	}
+	return resp
+}
+
+// forwarder is a follower's connection to the leader.
+type forwarder struct {
+	s *Server
+
+	mu      sync.Mutex
+	conn    net.Conn
+	target  string
+	nextID  uint64
+	pending map[uint64]chan *fwdResponse
+	wmu     sync.Mutex
+}
+
+func newForwarder(s *Server) *forwarder {
+	return &forwarder{s: s, pending: make(map[uint64]chan *fwdResponse)}
+}
+
+// connect returns a connection to the current leader, dialing if needed.
+func (f *forwarder) connect() (net.Conn, error) {
+	addr, _ := f.s.node.r.LeaderWithID()
+	if addr == "" {
+		return nil, errNoLeader
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil && f.target == string(addr) {
+		return f.conn, nil
+	}
+	if f.conn != nil {
+		f.failLocked(f.conn)
+	}
+	c, err := f.s.mux.dial(streamForward, string(addr), 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	f.conn, f.target = c, string(addr)
+	go f.readLoop(c)
+	return c, nil
+}
+
+func (f *forwarder) readLoop(c net.Conn) {
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		var resp fwdResponse
+		if err := readMsg(br, &resp); err != nil {
+			f.mu.Lock()
+			f.failLocked(c)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Lock()
+		ch := f.pending[resp.ID]
+		delete(f.pending, resp.ID)
+		f.mu.Unlock()
+		if ch != nil {
+			ch <- &resp
+		}
+	}
+}
+
+// failLocked closes c and fails every pending call made on it.
+func (f *forwarder) failLocked(c net.Conn) {
+	_ = c.Close()
+	if f.conn != c {
+		return
+	}
+	f.conn = nil
+	for id, ch := range f.pending {
+		delete(f.pending, id)
+		ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
+	}
+}
+
+// call sends req to the leader and waits for the answer.
+func (f *forwarder) call(req *fwdRequest, timeout time.Duration) (*fwdResponse, error) {
+	c, err := f.connect()
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *fwdResponse, 1)
+	f.mu.Lock()
+	f.nextID++
+	req.ID = f.nextID
+	f.pending[req.ID] = ch
+	f.mu.Unlock()
+	if err := f.send(c, req); err != nil {
+		f.mu.Lock()
+		f.failLocked(c)
+		f.mu.Unlock()
+	}
+	select {
+	case resp := <-ch:
+		switch {
+		case resp.Code != wire.OK:
+			return nil, resp.Code
+		case resp.Err != "":
+			return nil, errors.New(resp.Err)
+		}
+		return resp, nil
+	case <-time.After(timeout):
+		f.mu.Lock()
+		delete(f.pending, req.ID)
+		f.mu.Unlock()
+		return nil, fmt.Errorf("paddock: leader did not answer within %v", timeout)
+	}
+}
+
+func (f *forwarder) send(c net.Conn, req *fwdRequest) error {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	_ = c.SetWriteDeadline(time.Now().Add(f.s.cfg.WriteTimeout))
+	return writeMsg(c, req)
+}
+
+// touch sends a batch of session touches (best effort).
+func (f *forwarder) touch(ids []int64) {
+	c, err := f.connect()
+	if err != nil {
+		return
+	}
+	if err := f.send(c, &fwdRequest{Kind: fwdTouch, Sessions: ids}); err != nil {
+		f.mu.Lock()
+		f.failLocked(c)
+		f.mu.Unlock()
+	}
+}
+
+func (f *forwarder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil {
+		f.failLocked(f.conn)
+	}
+}
+
+// fwdFuture is a raft.ApplyFuture for a write forwarded to the leader. It
+// resolves once the local FSM has applied the write, so the reply (and
+// any read after it) reflects it, and local watches have fired.
+type fwdFuture struct {
+	done  chan struct{}
+	index uint64
+	res   *fsm.Result
+	err   error
+}
+
+func (f *fwdFuture) Error() error          { <-f.done; return f.err }
+func (f *fwdFuture) Response() interface{} { <-f.done; return f.res }
+func (f *fwdFuture) Index() uint64         { <-f.done; return f.index }
+
+func (s *Server) forward(cmd []byte, session int64) *fwdFuture {
+	ff := &fwdFuture{done: make(chan struct{})}
+	go func() {
+		defer close(ff.done)
+		resp, err := s.fwd.call(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: session}, DefaultProposeTimeout)
+		if err != nil {
+			ff.err = err
+			return
+		}
+		if err := s.waitApplied(int64(resp.Index), DefaultProposeTimeout); err != nil {
+			ff.err = err
+			return
+		}
+		ff.index, ff.res = resp.Index, resp.Result
+	}()
+	return ff
+}

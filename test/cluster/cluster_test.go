@@ -1,0 +1,129 @@
+package cluster_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/paddockzk/paddock/test/zktest"
+	"github.com/stretchr/testify/require"
+)
+
+func connect(t *testing.T, servers []string) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	c, ev, err := zk.Connect(servers, 4*time.Second, zk.WithLogInfo(false))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	waitState(t, ev, zk.StateHasSession)
+	return c, ev
+}
+
+func waitState(t *testing.T, ev <-chan zk.Event, want zk.State) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.State == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("timed out waiting for %v", want)
+		}
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestClusterReplicatesAndForwards(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	leader := c.Leader()
+	follower := (leader + 1) % 3
+	// A client on a follower writes; every node sees it.
+	cl, _ := connect(t, []string{c.Servers()[follower]})
+	p, err := cl.Create("/x", []byte("v"), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	data, _, err := cl.Get(p)
+	require.NoError(t, err, "read-your-writes on the follower")
+	require.Equal(t, []byte("v"), data)
+	for i := 0; i < 3; i++ {
+		f := c.Node(i).Server().FSM()
+		eventually(t, fmt.Sprintf("node %d has %s", i, p), func() bool { _, ok := f.Exists(p); return ok })
+	}
+	eph, err := cl.Create("/e", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = cl.Sync("/")
+	require.NoError(t, err)
+	want := c.Node(leader).Server().FSM()
+	for i := 0; i < 3; i++ {
+		f := c.Node(i).Server().FSM()
+		eventually(t, "digests converge", func() bool { return f.Digest() == want.Digest() })
+		require.NoError(t, f.Check())
+	}
+	_ = eph
+}
+
+func TestClusterSurvivesLeaderLoss(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	cl, ev := connect(t, c.Servers())
+	id := cl.SessionID()
+	_, err := cl.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	var acked []string
+	for i := 0; i < 20; i++ {
+		p, err := cl.Create("/k", []byte{byte(i)}, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+		acked = append(acked, p)
+	}
+	old := c.KillLeader()
+	newLeader := c.Leader()
+	require.NotEqual(t, old, newLeader)
+	// The client reconnects to a surviving node within its session.
+	eventually(t, "write after failover", func() bool {
+		_, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
+		return err == nil || err == zk.ErrNodeExists
+	})
+	require.Equal(t, id, cl.SessionID())
+	_ = ev
+	ok, _, err := cl.Exists("/eph")
+	require.NoError(t, err)
+	require.True(t, ok, "the session survived, so its ephemeral did")
+	for _, p := range acked {
+		ok, _, err := cl.Exists(p)
+		require.NoError(t, err)
+		require.True(t, ok, "acknowledged write %s lost", p)
+	}
+	c.Restart(old)
+	f := c.Node(old).Server().FSM()
+	want := c.Node(newLeader).Server().FSM()
+	eventually(t, "restarted node catches up", func() bool { return f.Digest() == want.Digest() })
+}
+
+func TestClusterPartitionedLeaderStepsDown(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	old := c.Leader()
+	c.Partition(old)
+	eventually(t, "majority elects a new leader", func() bool {
+		for i := 0; i < 3; i++ {
+			if i != old && c.Node(i).Server().IsLeader() {
+				return true
+			}
+		}
+		return false
+	})
+	eventually(t, "old leader steps down", func() bool { return !c.Node(old).Server().IsLeader() })
+	c.Heal()
+	cl, _ := connect(t, c.Servers())
+	_, err := cl.Create("/healed", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+}

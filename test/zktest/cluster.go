@@ -1,0 +1,137 @@
+package zktest
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/paddockzk/paddock/server"
+)
+
+// Cluster is n Paddock nodes in this process, replicating over loopback
+// TCP through a network that can be partitioned on demand. Node indexes
+// run from 0 to n-1.
+type Cluster struct {
+	t     testing.TB
+	opts  options
+	net   *faultNet
+	nodes []*Server
+	peers []server.Peer
+}
+
+// StartCluster starts an n-node cluster (Raft timers shortened for tests),
+// waits until it has a leader, and registers t.Cleanup to stop it.
+func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("zktest: a cluster needs at least one node")
+	}
+	c := &Cluster{t: t, opts: buildOptions(t, opts), net: newFaultNet()}
+	clusterLns := make([]net.Listener, n)
+	for i := range clusterLns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("zktest: listen: %v", err)
+		}
+		clusterLns[i] = ln
+		c.peers = append(c.peers, server.Peer{ID: strconv.Itoa(i + 1), Addr: ln.Addr().String()})
+	}
+	c.nodes = make([]*Server, n)
+	errs := make(chan error, n)
+	for i := range c.nodes {
+		o := c.opts
+		if o.durable {
+			o.cfg.DataDir = t.TempDir()
+		} else {
+			o.cfg.Stores = server.NewMemoryStores()
+		}
+		o.cfg.ID = c.peers[i].ID
+		o.cfg.Peers = c.peers
+		o.cfg.ClusterNet = c.net
+		o.cfg.Raft = server.RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
+			LeaderLease: 50 * time.Millisecond, Commit: 5 * time.Millisecond}
+		c.nodes[i] = &Server{t: t, opts: o}
+		go func() {
+			errs <- c.nodes[i].startErr("127.0.0.1:0", clusterLns[i])
+		}()
+	}
+	for range c.nodes {
+		if err := <-errs; err != nil {
+			t.Fatalf("zktest: start cluster: %v", err)
+		}
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// Servers returns every node's client address.
+func (c *Cluster) Servers() []string {
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.Addr()
+	}
+	return out
+}
+
+// Node returns node i.
+func (c *Cluster) Node(i int) *Server { return c.nodes[i] }
+
+// Size returns the number of nodes.
+func (c *Cluster) Size() int { return len(c.nodes) }
+
+// Leader waits (up to 10 s) until one running node leads and returns its
+// index.
+func (c *Cluster) Leader() int {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, n := range c.nodes {
+			if srv := n.running(); srv != nil && srv.IsLeader() {
+				return i
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.t.Fatalf("zktest: no leader within 10s")
+	return -1
+}
+
+// KillLeader stops the current leader (its clients see their connection
+// drop and reconnect to another node within their session timeout) and
+// returns its index. Restart(i) brings it back with its data.
+func (c *Cluster) KillLeader() int {
+	i := c.Leader()
+	c.nodes[i].Stop()
+	return i
+}
+
+// Kill stops node i, keeping its data for Restart.
+func (c *Cluster) Kill(i int) { c.nodes[i].Stop() }
+
+// Restart restarts node i with its data; it rejoins and catches up.
+func (c *Cluster) Restart(i int) { c.nodes[i].Restart() }
+
+// Partition cuts node i off from every other node. A partitioned leader
+// steps down; a partitioned node cannot commit writes, so its clients get
+// ConnectionLoss on writes and move to the majority side.
+func (c *Cluster) Partition(i int) {
+	ids := make([]string, len(c.peers))
+	for j, p := range c.peers {
+		ids[j] = p.ID
+	}
+	c.net.isolate(c.peers[i].ID, ids)
+}
+
+// Heal restores every link.
+func (c *Cluster) Heal() { c.net.heal() }
+
+// Stop stops every node.
+func (c *Cluster) Stop() {
+	for _, n := range c.nodes {
+		n.Stop()
+	}
+}
+
+func (c *Cluster) String() string { return fmt.Sprintf("zktest.Cluster(%v)", c.Servers()) }
