@@ -15,7 +15,8 @@ import (
 
 func newServerCmd() *cobra.Command {
 	cfg := server.DefaultConfig()
-	var configFile, logFormat string
+	var configFile, logFormat, id string
+	var peers []string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a ZooKeeper-compatible server (standalone, in memory by default)",
@@ -32,6 +33,9 @@ func newServerCmd() *cobra.Command {
 				}
 			}
 			overrideFromFlags(cmd, &final, &cfg)
+			if err := clusterFromFlags(&final, id, peers); err != nil {
+				return err
+			}
 			final.Logger = log
 			return runServer(final, log)
 		},
@@ -45,6 +49,8 @@ func newServerCmd() *cobra.Command {
 	f.IntVar(&cfg.MaxClientCnxns, "max-client-cnxns", cfg.MaxClientCnxns, "connections per client IP (0: unlimited)")
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the Raft log (not durable on power loss)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&id, "id", "", "this node's id in a cluster (default: dataDir/myid)")
+	f.StringArrayVar(&peers, "peer", nil, "cluster member ID=HOST:CLUSTERPORT[;CLIENTHOST:CLIENTPORT], repeated for every member including this one")
 	return cmd
 }
 
@@ -74,8 +80,42 @@ func readZooCfg(path string, cfg *server.Config, log *slog.Logger) error {
 		return err
 	}
 	server.LogUnused(log, unused)
-	if len(servers) > 0 {
-		log.Warn("zoo.cfg has server.N lines; this build runs standalone and ignores them", "servers", len(servers))
+	if cfg.Peers, err = server.PeersFromZooCfg(servers); err != nil {
+		return err
+	}
+	if len(cfg.Peers) > 0 && cfg.DataDir != "" {
+		if cfg.ID, err = server.ReadMyID(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clusterFromFlags applies --id and --peer; with peers and no id, the id
+// comes from dataDir/myid as in ZooKeeper.
+func clusterFromFlags(cfg *server.Config, id string, peers []string) error {
+	if len(peers) > 0 {
+		cfg.Peers = nil
+		for _, s := range peers {
+			p, err := server.ParsePeerFlag(s)
+			if err != nil {
+				return err
+			}
+			cfg.Peers = append(cfg.Peers, p)
+		}
+	}
+	if id != "" {
+		cfg.ID = id
+	}
+	if len(cfg.Peers) > 0 && cfg.ID == "" {
+		if cfg.DataDir == "" {
+			return fmt.Errorf("a cluster node needs --id (or a dataDir with a myid file)")
+		}
+		myid, err := server.ReadMyID(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		cfg.ID = myid
 	}
 	return nil
 }
@@ -96,7 +136,7 @@ func runServer(cfg server.Config, log *slog.Logger) error {
 	if cfg.DataDir != "" {
 		storage = cfg.DataDir
 	}
-	log.Info("paddock serving ZooKeeper clients", "addr", srv.Addr().String(), "mode", "standalone",
+	log.Info("paddock serving ZooKeeper clients", "addr", srv.Addr().String(), "mode", srv.Mode(),
 		"storage", storage, "version", server.ZooKeeperVersion)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

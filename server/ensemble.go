@@ -1,0 +1,108 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ParseServerLine parses a zoo.cfg ensemble line value, as ZooKeeper's
+// QuorumPeer.QuorumServer does:
+//
+//	host:quorumPort:electionPort[:participant|:observer][;[clientHost:]clientPort]
+//
+// Paddock uses quorumPort as its one cluster port (Raft and forwarding);
+// electionPort is accepted and unused.
+func ParseServerLine(id, value string) (Peer, error) {
+	addrs, client, _ := strings.Cut(value, ";")
+	parts := strings.Split(strings.TrimSpace(addrs), ":")
+	if strings.HasPrefix(addrs, "[") { // [ipv6]:q:e
+		end := strings.Index(addrs, "]")
+		if end < 0 {
+			return Peer{}, fmt.Errorf("server.%s: unterminated IPv6 address", id)
+		}
+		parts = append([]string{addrs[1:end]}, strings.Split(strings.TrimPrefix(addrs[end+1:], ":"), ":")...)
+	}
+	if len(parts) < 2 || len(parts) > 4 {
+		return Peer{}, fmt.Errorf("server.%s=%s: want host:quorumPort:electionPort[:role][;clientPort]", id, value)
+	}
+	p := Peer{ID: id, Addr: net.JoinHostPort(parts[0], parts[1])}
+	if _, err := strconv.Atoi(parts[1]); err != nil {
+		return Peer{}, fmt.Errorf("server.%s: bad quorum port %q", id, parts[1])
+	}
+	if len(parts) == 4 {
+		switch parts[3] {
+		case "observer":
+			p.Observer = true
+		case "participant":
+		default:
+			return Peer{}, fmt.Errorf("server.%s: unknown role %q", id, parts[3])
+		}
+	}
+	if client = strings.TrimSpace(client); client != "" {
+		if !strings.Contains(client, ":") {
+			client = net.JoinHostPort("0.0.0.0", client)
+		}
+		p.ClientAddr = client
+	}
+	return p, nil
+}
+
+// PeersFromZooCfg turns the server.N entries returned by ApplyZooCfg into
+// peers sorted by id.
+func PeersFromZooCfg(servers map[string]string) ([]Peer, error) {
+	var peers []Peer
+	for key, val := range servers {
+		id := strings.TrimPrefix(key, "server.")
+		if _, err := strconv.Atoi(id); err != nil {
+			return nil, fmt.Errorf("%s: server ids are numbers", key)
+		}
+		p, err := ParseServerLine(id, val)
+		if err != nil {
+			return nil, err
+		}
+		peers = append(peers, p)
+	}
+	sort.Slice(peers, func(i, j int) bool {
+		a, _ := strconv.Atoi(peers[i].ID)
+		b, _ := strconv.Atoi(peers[j].ID)
+		return a < b
+	})
+	return peers, nil
+}
+
+// ReadMyID reads dataDir/myid as ZooKeeper does.
+func ReadMyID(dataDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
+	if err != nil {
+		return "", fmt.Errorf("read myid: %w", err)
+	}
+	id := strings.TrimSpace(string(b))
+	if _, err := strconv.Atoi(id); err != nil {
+		return "", fmt.Errorf("myid %q is not a number", id)
+	}
+	return id, nil
+}
+
+// ParsePeerFlag parses --peer ID=HOST:PORT[;CLIENTHOST:CLIENTPORT] (an
+// ":observer" suffix on the cluster address marks an observer).
+func ParsePeerFlag(s string) (Peer, error) {
+	id, rest, ok := strings.Cut(s, "=")
+	if !ok || id == "" {
+		return Peer{}, fmt.Errorf("--peer %q: want ID=HOST:PORT", s)
+	}
+	addr, client, _ := strings.Cut(rest, ";")
+	p := Peer{ID: id, ClientAddr: client}
+	if a, found := strings.CutSuffix(addr, ":observer"); found {
+		addr, p.Observer = a, true
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return Peer{}, fmt.Errorf("--peer %q: %w", s, err)
+	}
+	p.Addr = addr
+	return p, nil
+}
