@@ -274,6 +274,33 @@ func (s *Server) startCluster() error {
 	return nil
 }
 
+// quorumWatch drops every client connection while this node knows no
+// leader (it is partitioned from the quorum, or an election is running),
+// as a ZooKeeper server that loses its quorum does: clients then reconnect
+// to a node of the majority within their session timeout. New connections
+// are refused meanwhile (see handshake).
+func (s *Server) quorumWatch() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.Raft.Heartbeat)
+	defer t.Stop()
+	leaderless := 0
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.Leader() != "" {
+			leaderless = 0
+			continue
+		}
+		if leaderless++; leaderless == 2 {
+			s.log.Warn("no leader: closing client connections until the quorum is back", "id", s.cfg.ID)
+			s.DropConnections()
+		}
+	}
+}
+
 // proposeSecret proposes a fresh cluster secret.
 func proposeSecret(r *raft.Raft) error {
 	b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdInit, Secret: newSecret()})

@@ -40,14 +40,23 @@ type conn struct {
 	// deferred counts replies not yet resolved: writes in Raft and reads
 	// waiting behind them.
 	deferred atomic.Int32
+	// deferredReads counts the reads among them. A write is not proposed
+	// while any is unanswered (readsDone signals each answer), so that a
+	// deferred read never observes a write sent after it.
+	deferredReads atomic.Int32
+	readsDone     chan struct{}
 
 	outMu     sync.Mutex
 	out       []byte
 	outSignal chan struct{}
 
-	closing   atomic.Bool
-	closeOnce sync.Once
-	done      chan struct{}
+	closing atomic.Bool
+	// closingSession is set when this connection sent closeSession: the
+	// reply to it closes the connection, so sessionGone must not close it
+	// first (Apply may run before that reply is even queued).
+	closingSession atomic.Bool
+	closeOnce      sync.Once
+	done           chan struct{}
 
 	stats connStats
 }
@@ -72,7 +81,7 @@ type pendingReply struct {
 func newConn(s *Server, nc net.Conn, ip string) *conn {
 	return &conn{s: s, nc: nc, ip: ip, id: s.nextConnID.Add(1), created: time.Now(),
 		pending:   make(chan *pendingReply, s.cfg.MaxOutstanding),
-		outSignal: make(chan struct{}, 1), done: make(chan struct{}),
+		outSignal: make(chan struct{}, 1), readsDone: make(chan struct{}, 1), done: make(chan struct{}),
 		auth: []wire.Id{{Scheme: "ip", ID: ip}}}
 }
 
@@ -156,6 +165,9 @@ func (c *conn) close() {
 // sessionGone is called (from Apply) when this connection's session was
 // closed or expired: the connection is closed once queued replies drain.
 func (c *conn) sessionGone() {
+	if c.closingSession.Load() {
+		return
+	}
 	go func() {
 		select {
 		case c.pending <- &pendingReply{noReply: true, closeAfter: true}:
@@ -279,6 +291,12 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 		}
 	case p.deferFn != nil:
 		code, resp = p.deferFn()
+		if c.deferredReads.Add(-1) == 0 {
+			select {
+			case c.readsDone <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if p.future != nil || p.deferFn != nil {
 		c.deferred.Add(-1)

@@ -25,7 +25,10 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		c.s.touch(sid)
 	}
 	c.stats.lastOp.Store(int32(h.Op))
-	c.stats.lastXid.Store(h.Xid)
+	if h.Xid >= 0 {
+		// As ZooKeeper, cons shows the last real xid, never ping's or auth's.
+		c.stats.lastXid.Store(h.Xid)
+	}
 	p = &pendingReply{xid: h.Xid, op: h.Op, start: time.Now()}
 	switch h.Op {
 	case wire.OpPing:
@@ -44,6 +47,10 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, &wire.PathRequest{Path: r.Path} }
 		return p, false
 	case wire.OpCloseSession:
+		if !c.awaitDeferredReads() {
+			return nil, true
+		}
+		c.closingSession.Store(true)
 		p.future = c.s.propose(&fsm.Command{Type: fsm.CmdCloseSession, Session: c.SessionID()})
 		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, nil }
 		c.deferred.Add(1)
@@ -61,6 +68,9 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		return nil, true
 	}
 	if cmd, code := c.writeCommand(h.Op, req); cmd != nil || code != wire.OK {
+		if cmd != nil && !c.awaitDeferredReads() {
+			return nil, true
+		}
 		c.submitWrite(p, h.Op, cmd, code)
 		return p, false
 	}
@@ -78,7 +88,25 @@ func (c *conn) ordered(p *pendingReply, fn func() (wire.Code, wire.Record)) {
 		return
 	}
 	c.deferred.Add(1)
+	c.deferredReads.Add(1)
 	p.deferFn = fn
+}
+
+// awaitDeferredReads blocks until every read deferred behind earlier
+// writes has been answered, so that the write about to be proposed cannot
+// be applied before them: a read must reflect the writes sent before it on
+// its connection and none sent after (ZooKeeper's CommitProcessor holds
+// commits while reads are in progress). It reports false if the
+// connection closed meanwhile.
+func (c *conn) awaitDeferredReads() bool {
+	for c.deferredReads.Load() > 0 {
+		select {
+		case <-c.readsDone:
+		case <-c.done:
+			return false
+		}
+	}
+	return true
 }
 
 func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, code wire.Code) {

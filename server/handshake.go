@@ -23,6 +23,10 @@ func (c *conn) handshake(frame []byte) bool {
 			"server_zxid", hexID(last))
 		return false
 	}
+	if c.s.cfg.clustered() && c.s.Leader() == "" {
+		c.s.log.Info("refusing client: no leader", "remote", c.ip)
+		return false
+	}
 	timeout := c.s.cfg.clampTimeout(req.TimeOut)
 	resp := wire.ConnectResponse{TimeOut: timeout, HasReadOnly: req.HasReadOnly}
 	ok := true

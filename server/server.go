@@ -80,6 +80,10 @@ func New(cfg Config) (*Server, error) {
 	s.node = node
 	s.wg.Add(1)
 	go s.leaderDuties()
+	if s.cfg.clustered() {
+		s.wg.Add(1)
+		go s.quorumWatch()
+	}
 	if s.batcher != nil {
 		s.wg.Add(1)
 		go func() {
@@ -282,7 +286,7 @@ func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
 		return errFuture{err}
 	}
 	if s.isLeader() || !s.cfg.clustered() {
-		if cmd.Session != 0 && !s.ownedBy(cmd.Session, s.cfg.ID) {
+		if cmd.Type != fsm.CmdExpireSession && cmd.Session != 0 && !s.ownedBy(cmd.Session, s.cfg.ID) {
 			return errFuture{wire.ErrSessionMoved}
 		}
 		return s.node.r.Apply(b, DefaultProposeTimeout)

@@ -2,22 +2,28 @@ package cluster_test
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/test/zktest"
 	"github.com/stretchr/testify/require"
 )
 
 func connect(t *testing.T, servers []string) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, ev, err := zk.Connect(servers, 4*time.Second, zk.WithLogInfo(false))
+	c, ev, err := zk.Connect(servers, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	waitState(t, ev, zk.StateHasSession)
 	return c, ev
 }
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
 
 func waitState(t *testing.T, ev <-chan zk.Event, want zk.State) {
 	t.Helper()
@@ -126,4 +132,87 @@ func TestClusterPartitionedLeaderStepsDown(t *testing.T) {
 	cl, _ := connect(t, c.Servers())
 	_, err := cl.Create("/healed", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
+}
+
+func TestClusterNoFalseExpiryOnFollower(t *testing.T) {
+	c := zktest.StartCluster(t, 3) // tick 100ms: sessions time out in at most 2s
+	follower := (c.Leader() + 1) % 3
+	cl, ev := connect(t, []string{c.Servers()[follower]})
+	_, err := cl.Create("/alive", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	leaderFSM := c.Node(c.Leader()).Server().FSM()
+	deadline := time.Now().Add(3 * time.Second) // beyond the 2s timeout
+	for time.Now().Before(deadline) {
+		_, ok := leaderFSM.Session(cl.SessionID())
+		require.True(t, ok, "a session heartbeating through a follower must not expire")
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case e := <-ev:
+		require.NotEqual(t, zk.StateExpired, e.State)
+	default:
+	}
+}
+
+// abandon creates a session with an ephemeral node over a raw connection
+// to addr, then closes the socket without closing the session.
+func abandon(t *testing.T, addr, path string) int64 {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	send := func(hdr *wire.RequestHeader, r wire.Record) {
+		var e wire.Encoder
+		start := e.BeginFrame()
+		if hdr != nil {
+			hdr.Encode(&e)
+		}
+		r.Encode(&e)
+		e.EndFrame(start)
+		_, err := nc.Write(e.Bytes())
+		require.NoError(t, err)
+	}
+	send(nil, &wire.ConnectRequest{TimeOut: 1000, Passwd: make([]byte, 16)})
+	frame, err := wire.ReadFrame(nc, nil, wire.DefaultMaxFrame)
+	require.NoError(t, err)
+	var resp wire.ConnectResponse
+	require.NoError(t, resp.Decode(wire.NewDecoder(frame)))
+	send(&wire.RequestHeader{Xid: 1, Op: wire.OpCreate}, &wire.CreateRequest{Path: path, ACL: wire.OpenACLUnsafe, Flags: wire.ModeEphemeral})
+	frame, err = wire.ReadFrame(nc, nil, wire.DefaultMaxFrame)
+	require.NoError(t, err)
+	var h wire.ReplyHeader
+	require.NoError(t, h.Decode(wire.NewDecoder(frame)))
+	require.Equal(t, wire.OK, h.Err)
+	return resp.SessionID
+}
+
+func TestClusterAbandonedSessionExpiresEverywhere(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	follower := (c.Leader() + 1) % 3
+	id := abandon(t, c.Servers()[follower], "/gone")
+	for i := 0; i < 3; i++ {
+		f := c.Node(i).Server().FSM()
+		eventually(t, "the abandoned session expires", func() bool { _, ok := f.Session(id); return !ok })
+		_, ok := f.Exists("/gone")
+		require.False(t, ok, "its ephemeral is deleted in the same command")
+		require.NoError(t, f.Check())
+	}
+}
+
+func TestClusterPartitionedFollowerSendsClientsAway(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	follower := (c.Leader() + 1) % 3
+	cl, ev := connect(t, c.Servers())
+	_ = cl
+	// Pin the client's node by partitioning whichever node it is on, if a follower.
+	_ = ev
+	c.Partition(follower)
+	eventually(t, "partitioned follower knows no leader", func() bool { return c.Node(follower).Server().Leader() == "" })
+	only, _, err := zk.Connect([]string{c.Servers()[follower]}, 2*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	require.NoError(t, err)
+	defer only.Close()
+	_, _, err = only.Get("/")
+	require.Error(t, err, "a node cut off from the quorum refuses clients")
+	c.Heal()
+	eventually(t, "healed follower rejoins", func() bool { return c.Node(follower).Server().Leader() != "" })
 }
