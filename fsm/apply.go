@@ -48,6 +48,13 @@ func (f *FSM) ApplyCommand(index, term uint64, cmd *Command) *Result {
 		f.closeSession(zxid, cmd.Session, r)
 	case CmdOps:
 		f.applyOps(zxid, cmd, r)
+	case CmdSetConfig:
+		n := f.mutable(ConfigPath)
+		f.setData(n, cmd.Data)
+		n.version++
+		n.mzxid, n.mtime = zxid, cmd.Time
+		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, ConfigPath})
+		r.Ops = []OpResult{{Type: wire.OpSetData, Stat: n.stat()}}
 	default:
 		r.Err = wire.ErrUnimplemented
 	}

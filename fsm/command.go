@@ -28,6 +28,9 @@ const (
 	CmdExpireSession
 	// CmdOps applies Ops: one op, or an atomic multi when Multi is set.
 	CmdOps
+	// CmdSetConfig replaces the data of /zookeeper/config with Data, the
+	// cluster membership in ZooKeeper's dynamic-config format.
+	CmdSetConfig
 )
 
 // Command is one replicated state change.
@@ -39,6 +42,7 @@ type Command struct {
 	Timeout int32   `msgpack:"to,omitempty"`
 	Secret  []byte  `msgpack:"sec,omitempty"`
 	Multi   bool    `msgpack:"m,omitempty"`
+	Data    []byte  `msgpack:"d,omitempty"`
 	Ops     []Op    `msgpack:"o,omitempty"`
 }
 

@@ -169,3 +169,15 @@ func TestAllChildrenNumber(t *testing.T) {
 	_, err = h.f.AllChildrenNumber("/nope")
 	require.ErrorIs(t, err, wire.ErrNoNode)
 }
+
+func TestSetConfig(t *testing.T) {
+	h := newHarness(t)
+	cfg := []byte("server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181\nversion=100000000")
+	r := h.apply(&Command{Type: CmdSetConfig, Data: cfg})
+	require.Equal(t, []Event{{wire.EventNodeDataChanged, ConfigPath}}, r.Events)
+	data, st, err := h.f.Get(ConfigPath)
+	require.NoError(t, err)
+	require.Equal(t, cfg, data)
+	require.Equal(t, int32(1), st.Version)
+	require.Equal(t, int64(h.idx), st.Mzxid)
+}

@@ -21,6 +21,9 @@ type Peer struct {
 	Addr string
 	// ClientAddr is the node's client address, for information only.
 	ClientAddr string
+	// ElectionPort is zoo.cfg's electionPort: accepted, reported in
+	// /zookeeper/config, and otherwise unused.
+	ElectionPort string
 	// Observer nodes are Raft non-voters: they serve reads and forward
 	// writes but do not count towards the quorum.
 	Observer bool
@@ -97,7 +100,7 @@ func (s *Server) startLeading() func() {
 	s.tracker.ResetAll()
 	ctx, cancel := context.WithCancel(s.ctx)
 	var duties sync.WaitGroup
-	for _, duty := range []func(context.Context){s.ensureSecret, s.runExpirer, s.reapLoop} {
+	for _, duty := range []func(context.Context){s.ensureSecret, s.runExpirer, s.reapLoop, s.ensureConfig} {
 		duties.Add(1)
 		go func() {
 			defer duties.Done()
@@ -111,6 +114,29 @@ func (s *Server) startLeading() func() {
 }
 
 func (s *Server) runExpirer(ctx context.Context) { s.tracker.Run(ctx, s.expire) }
+
+// ensureConfig publishes the membership into /zookeeper/config when this
+// leader finds it missing or stale (first start, or a change made by a
+// previous leader that did not get to publish it).
+func (s *Server) ensureConfig(ctx context.Context) {
+	if !s.cfg.clustered() {
+		return
+	}
+	members, err := s.Members()
+	if err != nil {
+		return
+	}
+	data, _, _ := s.fsm.Get(fsm.ConfigPath)
+	cfg := s.node.r.GetConfiguration()
+	if cfg.Error() != nil || ctx.Err() != nil {
+		return
+	}
+	if want := s.configData(members, int64(cfg.Index())); string(data) != string(want) {
+		if err := s.publishConfig(); err != nil {
+			s.log.Warn("could not publish /zookeeper/config", "err", err)
+		}
+	}
+}
 
 // ensureSecret proposes the cluster secret if the state has none yet.
 func (s *Server) ensureSecret(ctx context.Context) {

@@ -105,6 +105,9 @@ type Config struct {
 	// every member including this one. No Peers means standalone.
 	ID    string
 	Peers []Peer
+	// Join makes a new cluster node wait to be added (paddock cluster add)
+	// instead of bootstrapping the configuration from Peers.
+	Join bool
 	// ClusterListener, if set, is the cluster port's listener.
 	ClusterListener net.Listener
 	// ClusterBind overrides the address the cluster port listens on

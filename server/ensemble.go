@@ -34,6 +34,9 @@ func ParseServerLine(id, value string) (Peer, error) {
 	if _, err := strconv.Atoi(parts[1]); err != nil {
 		return Peer{}, fmt.Errorf("server.%s: bad quorum port %q", id, parts[1])
 	}
+	if len(parts) >= 3 {
+		p.ElectionPort = parts[2]
+	}
 	if len(parts) == 4 {
 		switch parts[3] {
 		case "observer":

@@ -24,10 +24,11 @@ import (
 type fwdKind uint8
 
 const (
-	fwdApply  fwdKind = 1 // propose Cmd; reply with its index and result
-	fwdTouch  fwdKind = 2 // touch Sessions; no reply
-	fwdSync   fwdKind = 3 // reply with the leader's commit index
-	fwdAttach fwdKind = 4 // Session is now served by the sender
+	fwdApply      fwdKind = 1 // propose Cmd; reply with its index and result
+	fwdTouch      fwdKind = 2 // touch Sessions; no reply
+	fwdSync       fwdKind = 3 // reply with the leader's commit index
+	fwdAttach     fwdKind = 4 // Session is now served by the sender
+	fwdMembership fwdKind = 5 // run a membership change on the leader
 
 	// maxForwardFrame bounds one forwarding message.
 	maxForwardFrame = 64 << 20
@@ -39,11 +40,12 @@ var (
 )
 
 type fwdRequest struct {
-	ID       uint64  `msgpack:"i"`
-	Kind     fwdKind `msgpack:"k"`
-	Cmd      []byte  `msgpack:"c,omitempty"`
-	Session  int64   `msgpack:"s,omitempty"`
-	Sessions []int64 `msgpack:"ss,omitempty"`
+	ID         uint64        `msgpack:"i"`
+	Kind       fwdKind       `msgpack:"k"`
+	Cmd        []byte        `msgpack:"c,omitempty"`
+	Session    int64         `msgpack:"s,omitempty"`
+	Sessions   []int64       `msgpack:"ss,omitempty"`
+	Membership *membershipOp `msgpack:"m,omitempty"`
 }
 
 type fwdResponse struct {
@@ -143,6 +145,12 @@ func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
 			return resp
 		}
 		resp.Index = s.node.r.CommitIndex()
+	case fwdMembership:
+		if req.Membership == nil {
+			resp.Err = "membership change missing"
+		} else if err := s.applyMembership(req.Membership); err != nil {
+			resp.Err = err.Error()
+		}
 	case fwdAttach:
 		s.setOwner(req.Session, peer)
 		s.tracker.Touch(req.Session)

@@ -101,7 +101,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 		n.close()
 		return nil, err
 	}
-	if !existing {
+	if !existing && !cfg.Join {
 		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, conf); err != nil {
 			n.close()
 			return nil, fmt.Errorf("bootstrap: %w", err)

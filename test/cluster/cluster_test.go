@@ -216,3 +216,41 @@ func TestClusterPartitionedFollowerSendsClientsAway(t *testing.T) {
 	c.Heal()
 	eventually(t, "healed follower rejoins", func() bool { return c.Node(follower).Server().Leader() != "" })
 }
+
+func TestClusterMembershipChange(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	cl, _ := connect(t, c.Servers())
+	_, err := cl.Create("/before", []byte("x"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, _, cfgWatch, err := cl.GetW("/zookeeper/config")
+	require.NoError(t, err)
+
+	added := c.AddNode()
+	f := c.Node(added).Server().FSM()
+	eventually(t, "new node has the data", func() bool { _, ok := f.Exists("/before"); return ok })
+	members, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	require.Len(t, members, 4)
+	select {
+	case e := <-cfgWatch:
+		require.Equal(t, zk.EventNodeDataChanged, e.Type)
+	case <-time.After(10 * time.Second):
+		t.Fatal("/zookeeper/config watch did not fire")
+	}
+	data, _, err := cl.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.Contains(t, string(data), "server.4=127.0.0.1:")
+	require.Contains(t, string(data), "version=")
+
+	// Leadership transfer, then removal of a follower.
+	old := c.Leader()
+	require.NoError(t, c.Node(old).Server().TransferLeadership(""))
+	eventually(t, "leadership moved", func() bool { return c.Leader() != old })
+	victim := (c.Leader() + 1) % 4
+	c.RemoveNode(victim)
+	members, err = c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	require.Len(t, members, 3)
+	_, err = cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+}

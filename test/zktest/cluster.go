@@ -41,18 +41,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	c.nodes = make([]*Server, n)
 	errs := make(chan error, n)
 	for i := range c.nodes {
-		o := c.opts
-		if o.durable {
-			o.cfg.DataDir = t.TempDir()
-		} else {
-			o.cfg.Stores = server.NewMemoryStores()
-		}
-		o.cfg.ID = c.peers[i].ID
-		o.cfg.Peers = c.peers
-		o.cfg.ClusterNet = c.net
-		o.cfg.Raft = server.RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
-			LeaderLease: 50 * time.Millisecond, Commit: 5 * time.Millisecond}
-		c.nodes[i] = &Server{t: t, opts: o}
+		c.nodes[i] = &Server{t: t, opts: c.nodeOptions(c.peers[i].ID)}
 		go func() {
 			errs <- c.nodes[i].startErr("127.0.0.1:0", clusterLns[i])
 		}()
@@ -64,6 +53,21 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	}
 	t.Cleanup(c.Stop)
 	return c
+}
+
+func (c *Cluster) nodeOptions(id string) options {
+	o := c.opts
+	if o.durable {
+		o.cfg.DataDir = c.t.TempDir()
+	} else {
+		o.cfg.Stores = server.NewMemoryStores()
+	}
+	o.cfg.ID = id
+	o.cfg.Peers = append([]server.Peer(nil), c.peers...)
+	o.cfg.ClusterNet = c.net
+	o.cfg.Raft = server.RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
+		LeaderLease: 50 * time.Millisecond, Commit: 5 * time.Millisecond}
+	return o
 }
 
 // Servers returns every node's client address.
@@ -122,6 +126,40 @@ func (c *Cluster) Partition(i int) {
 		ids[j] = p.ID
 	}
 	c.net.isolate(c.peers[i].ID, ids)
+}
+
+// AddNode starts a new node, adds it to the cluster as a voter through the
+// leader, waits until it has caught up, and returns its index.
+func (c *Cluster) AddNode() int {
+	c.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.t.Fatalf("zktest: listen: %v", err)
+	}
+	p := server.Peer{ID: strconv.Itoa(len(c.peers) + 1), Addr: ln.Addr().String()}
+	c.peers = append(c.peers, p)
+	o := c.nodeOptions(p.ID)
+	o.cfg.Join = true
+	n := &Server{t: c.t, opts: o}
+	c.nodes = append(c.nodes, n)
+	errs := make(chan error, 1)
+	go func() { errs <- n.startErr("127.0.0.1:0", ln) }()
+	if err := c.nodes[c.Leader()].running().AddMember(p.ID, p.Addr, false); err != nil {
+		c.t.Fatalf("zktest: add member: %v", err)
+	}
+	if err := <-errs; err != nil {
+		c.t.Fatalf("zktest: start new node: %v", err)
+	}
+	return len(c.nodes) - 1
+}
+
+// RemoveNode removes node i from the configuration and stops it.
+func (c *Cluster) RemoveNode(i int) {
+	c.t.Helper()
+	if err := c.nodes[c.Leader()].running().RemoveMember(c.peers[i].ID); err != nil {
+		c.t.Fatalf("zktest: remove member: %v", err)
+	}
+	c.nodes[i].Stop()
 }
 
 // Heal restores every link.
