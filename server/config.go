@@ -118,6 +118,14 @@ type Config struct {
 	ClusterNet ClusterNet
 	// Raft holds cluster Raft timers; zero means DefaultRaftTimers.
 	Raft RaftTimers
+	// AdminAddr, if set, serves the admin HTTP endpoints (ZooKeeper's
+	// AdminServer commands, /metrics, health, cluster membership).
+	AdminAddr string
+	// MetricsAddr, if set, serves /metrics only.
+	MetricsAddr string
+	// FanoutLogThreshold logs (rate-limited) a change that notifies more
+	// watchers than this; 0 disables the log line.
+	FanoutLogThreshold int
 	// Clock drives session expiry; nil means the real clock.
 	Clock session.Clock
 	// Logger receives structured logs; nil means slog.Default().
@@ -142,6 +150,7 @@ func DefaultConfig() Config {
 		MaxReapPerInterval: DefaultMaxReapPerInterval,
 		SnapshotThreshold:  DefaultSnapshotThreshold,
 		SnapshotInterval:   2 * time.Minute,
+		FanoutLogThreshold: DefaultFanoutLogThreshold,
 	}
 }
 

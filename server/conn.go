@@ -287,6 +287,7 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 			}
 			p.closeAfter = true
 		} else {
+			c.s.metrics.commit.Observe(time.Since(p.start).Seconds())
 			code, resp = p.finish(p.future.Response().(*fsm.Result))
 		}
 	case p.deferFn != nil:

@@ -24,6 +24,7 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 	if sid := c.SessionID(); sid != 0 {
 		c.s.touch(sid)
 	}
+	c.s.metrics.request(h.Op)
 	c.stats.lastOp.Store(int32(h.Op))
 	if h.Xid >= 0 {
 		// As ZooKeeper, cons shows the last real xid, never ping's or auth's.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,8 @@ type Server struct {
 
 	nextConnID atomic.Uint64
 	stats      serverStats
+	metrics    *metrics
+	http       []*http.Server
 
 	// Cluster plumbing (nil when standalone).
 	self    Peer
@@ -64,7 +67,8 @@ func New(cfg Config) (*Server, error) {
 		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn), perIP: make(map[string]int),
 		appliedCh: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession})
+	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout})
+	s.metrics = newMetrics(s)
 	s.tracker = session.NewTracker(cfg.TickTime, cfg.Clock)
 	s.fsm.OnApply = s.onApply
 	if s.cfg.clustered() {
@@ -101,6 +105,11 @@ func New(cfg Config) (*Server, error) {
 			s.shutdown()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.addr(), err)
 		}
+	}
+	if err := s.startHTTP(); err != nil {
+		_ = s.ln.Close()
+		s.shutdown()
+		return nil, err
 	}
 	s.wg.Add(1)
 	go s.acceptLoop()
@@ -170,6 +179,9 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
+	for _, hs := range s.http {
+		_ = hs.Close()
+	}
 	for _, c := range conns {
 		c.close()
 	}

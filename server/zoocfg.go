@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +100,20 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		var n uint64
 		n, err = strconv.ParseUint(val, 10, 64)
 		cfg.SnapshotThreshold = n
+	case "admin.serverPort":
+		cfg.AdminAddr = withPort(cfg.AdminAddr, val)
+	case "admin.serverAddress":
+		cfg.AdminAddr = withHost(cfg.AdminAddr, val)
+	case "admin.enableServer":
+		if strings.EqualFold(val, "false") {
+			cfg.AdminAddr = ""
+		}
+	case "metricsProvider.httpPort":
+		cfg.MetricsAddr = withPort(cfg.MetricsAddr, val)
+	case "metricsProvider.httpHost":
+		cfg.MetricsAddr = withHost(cfg.MetricsAddr, val)
+	case "metricsProvider.className":
+		// Paddock always exports Prometheus metrics.
 	case "forceSync":
 		cfg.NoSync = strings.EqualFold(val, "no")
 	default:
@@ -112,4 +127,23 @@ func LogUnused(log *slog.Logger, keys []string) {
 	for _, k := range keys {
 		log.Info("zoo.cfg key not used by Paddock", "key", k)
 	}
+}
+
+// withPort and withHost set one half of a host:port address; the host
+// defaults to 127.0.0.1 (ZooKeeper's AdminServer binds 0.0.0.0; Paddock's
+// admin endpoints stay on loopback unless told otherwise).
+func withPort(addr, port string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func withHost(addr, host string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		port = "8080"
+	}
+	return net.JoinHostPort(host, port)
 }

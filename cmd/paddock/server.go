@@ -49,6 +49,9 @@ func newServerCmd() *cobra.Command {
 	f.IntVar(&cfg.MaxClientCnxns, "max-client-cnxns", cfg.MaxClientCnxns, "connections per client IP (0: unlimited)")
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the Raft log (not durable on power loss)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&cfg.AdminAddr, "admin-addr", "", "serve the admin HTTP endpoints (/commands, /metrics, /healthz, /readyz, /cluster) on this address, e.g. 127.0.0.1:8080")
+	f.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address")
+	f.BoolVar(&cfg.Join, "join", false, "join an existing cluster (wait for `paddock cluster add`) instead of bootstrapping")
 	f.StringVar(&id, "id", "", "this node's id in a cluster (default: dataDir/myid)")
 	f.StringArrayVar(&peers, "peer", nil, "cluster member ID=HOST:CLUSTERPORT[;CLIENTHOST:CLIENTPORT], repeated for every member including this one")
 	return cmd
@@ -67,6 +70,9 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 	set("tick", func() { dst.TickTime = flags.TickTime })
 	set("max-client-cnxns", func() { dst.MaxClientCnxns = flags.MaxClientCnxns })
 	set("no-sync", func() { dst.NoSync = flags.NoSync })
+	set("admin-addr", func() { dst.AdminAddr = flags.AdminAddr })
+	set("metrics-addr", func() { dst.MetricsAddr = flags.MetricsAddr })
+	set("join", func() { dst.Join = flags.Join })
 }
 
 func readZooCfg(path string, cfg *server.Config, log *slog.Logger) error {
