@@ -1,0 +1,312 @@
+package cluster_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/go-zookeeper/zk"
+	"github.com/paddockzk/paddock/test/zktest"
+	"github.com/stretchr/testify/require"
+)
+
+// The znode model for porcupine: each key is an independent znode that is
+// absent or holds (value, version). Histories are partitioned by key.
+
+type opKind int
+
+const (
+	opCreate opKind = iota
+	opSet           // unconditional setData
+	opCAS           // setData with an expected version
+	opDelete
+	opGet // sync, then getData
+)
+
+type znodeInput struct {
+	Kind    opKind
+	Key     string
+	Value   string
+	Version int32
+}
+
+type znodeOutput struct {
+	Unknown bool // the client could not tell whether the op took effect
+	Err     error
+	Value   string
+	Version int32
+}
+
+type znodeState struct {
+	Exists  bool
+	Value   string
+	Version int32
+}
+
+func stepZnode(state, input, output any) (bool, any) {
+	s, in, out := state.(znodeState), input.(znodeInput), output.(znodeOutput)
+	next, want := s, error(nil)
+	switch in.Kind {
+	case opCreate:
+		if s.Exists {
+			want = zk.ErrNodeExists
+		} else {
+			next = znodeState{Exists: true, Value: in.Value}
+		}
+	case opSet, opCAS:
+		switch {
+		case !s.Exists:
+			want = zk.ErrNoNode
+		case in.Kind == opCAS && in.Version != s.Version:
+			want = zk.ErrBadVersion
+		default:
+			next = znodeState{Exists: true, Value: in.Value, Version: s.Version + 1}
+		}
+	case opDelete:
+		if !s.Exists {
+			want = zk.ErrNoNode
+		} else {
+			next = znodeState{}
+		}
+	case opGet:
+		if out.Unknown {
+			return true, s
+		}
+		if !s.Exists {
+			return errors.Is(out.Err, zk.ErrNoNode), s
+		}
+		return out.Err == nil && out.Value == s.Value && out.Version == s.Version, s
+	}
+	if out.Unknown {
+		return true, next // linearized where it took effect, or never observed
+	}
+	if want != nil {
+		return errors.Is(out.Err, want), s
+	}
+	return out.Err == nil, next
+}
+
+var znodeModel = porcupine.Model{
+	Init: func() any { return znodeState{} },
+	Step: stepZnode,
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range h {
+			k := op.Input.(znodeInput).Key
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, byKey[k])
+		}
+		return out
+	},
+	DescribeOperation: func(in, out any) string { return fmt.Sprintf("%+v -> %+v", in, out) },
+}
+
+// history records operations at the client boundary.
+type history struct {
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+	start time.Time
+}
+
+func (h *history) now() int64 { return time.Since(h.start).Nanoseconds() }
+
+func (h *history) add(client int, in znodeInput, call int64, out znodeOutput) {
+	ret := h.now()
+	if out.Unknown {
+		ret = math.MaxInt64 // it may take effect at any time after the call
+	}
+	h.mu.Lock()
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
+	h.mu.Unlock()
+}
+
+// indeterminate reports whether err leaves the op's effect unknown.
+func indeterminate(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, known := range []error{zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion} {
+		if errors.Is(err, known) {
+			return false
+		}
+	}
+	return true
+}
+
+func runClient(t *testing.T, id int, servers []string, h *history, rng *rand.Rand, stop <-chan struct{}, count *atomic.Int64) {
+	conn, _, err := zk.Connect(servers, 6*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	if err != nil {
+		t.Errorf("client %d: %v", id, err)
+		return
+	}
+	defer conn.Close()
+	seq := 0
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		seq++
+		in := znodeInput{Kind: opKind(rng.Intn(5)), Key: fmt.Sprintf("/lin/k%d", rng.Intn(4)),
+			Value: fmt.Sprintf("c%d-%d", id, seq), Version: int32(rng.Intn(3))}
+		call := h.now()
+		var out znodeOutput
+		switch in.Kind {
+		case opCreate:
+			_, out.Err = conn.Create(in.Key, []byte(in.Value), 0, zk.WorldACL(zk.PermAll))
+		case opSet:
+			_, out.Err = conn.Set(in.Key, []byte(in.Value), -1)
+		case opCAS:
+			_, out.Err = conn.Set(in.Key, []byte(in.Value), in.Version)
+		case opDelete:
+			out.Err = conn.Delete(in.Key, -1)
+		case opGet:
+			if _, out.Err = conn.Sync(in.Key); out.Err == nil || errors.Is(out.Err, zk.ErrNoNode) {
+				var data []byte
+				var st *zk.Stat
+				data, st, out.Err = conn.Get(in.Key)
+				if out.Err == nil {
+					out.Value, out.Version = string(data), st.Version
+				}
+			}
+		}
+		out.Unknown = indeterminate(out.Err)
+		h.add(id, in, call, out)
+		count.Add(1)
+	}
+}
+
+// TestLinearizableUnderFaults runs concurrent create/set/cas/delete/get
+// (after sync) clients against a 3-node cluster while a seeded nemesis
+// kills and restarts the leader and partitions and heals nodes, then
+// checks the history with porcupine, the replicas' digests and
+// invariants, and that no connected client's session expired.
+func TestLinearizableUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test")
+	}
+	for _, seed := range []int64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { linearizabilityRun(t, seed) })
+	}
+}
+
+func linearizabilityRun(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	c := zktest.StartCluster(t, 3, zktest.WithTickTime(500*time.Millisecond))
+	setup, _ := connect(t, c.Servers())
+	_, err := setup.Create("/lin", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	owners := make([]*zk.Conn, 3)
+	for i := range owners {
+		owners[i], _ = connect(t, c.Servers())
+		_, err := owners[i].Create(fmt.Sprintf("/lin-owner-%d", i), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+
+	h := &history{start: time.Now()}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var count atomic.Int64
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		clientRng := rand.New(rand.NewSource(seed*100 + int64(i)))
+		go func() {
+			defer wg.Done()
+			runClient(t, i, c.Servers(), h, clientRng, stop, &count)
+		}()
+	}
+	faults := nemesis(t, c, rng, 4)
+	close(stop)
+	wg.Wait()
+	c.Heal()
+	t.Logf("seed %d: %d ops, faults: %v", seed, count.Load(), faults)
+	require.Greater(t, count.Load(), int64(100), "too little traffic for the check to mean anything")
+
+	res := porcupine.CheckOperationsTimeout(znodeModel, h.ops, 60*time.Second)
+	require.NotEqual(t, porcupine.Illegal, res, "history is not linearizable")
+	if res == porcupine.Unknown {
+		t.Logf("porcupine timed out (Unknown)")
+	}
+
+	// Replicas converge and are internally consistent.
+	leader := c.Node(c.Leader()).Server().FSM()
+	for i := 0; i < c.Size(); i++ {
+		f := c.Node(i).Server().FSM()
+		eventually(t, "replica digests converge", func() bool { return f.Digest() == leader.Digest() })
+		require.NoError(t, f.Check())
+	}
+	// Sessions of clients that stayed connected (moving between nodes)
+	// never expired.
+	for i, o := range owners {
+		ok, _, err := o.Exists(fmt.Sprintf("/lin-owner-%d", i))
+		require.NoError(t, err)
+		require.True(t, ok, "session of a connected client expired")
+	}
+}
+
+// nemesis injects n faults, one every ~600ms, and returns their names.
+func nemesis(t *testing.T, c *zktest.Cluster, rng *rand.Rand, n int) []string {
+	var done []string
+	for i := 0; i < n; i++ {
+		time.Sleep(300*time.Millisecond + time.Duration(rng.Intn(300))*time.Millisecond)
+		switch rng.Intn(3) {
+		case 0:
+			k := c.KillLeader()
+			time.Sleep(400 * time.Millisecond)
+			c.Restart(k)
+			done = append(done, "kill-leader")
+		case 1:
+			p := rng.Intn(c.Size())
+			c.Partition(p)
+			time.Sleep(500 * time.Millisecond)
+			c.Heal()
+			done = append(done, fmt.Sprintf("partition-%d", p))
+		default:
+			p := c.Leader()
+			c.Partition(p)
+			time.Sleep(500 * time.Millisecond)
+			c.Heal()
+			done = append(done, "partition-leader")
+		}
+		c.Leader()
+	}
+	time.Sleep(500 * time.Millisecond)
+	return done
+}
+
+// TestZnodeModelDetectsViolations makes sure the checker can fail: a read
+// that misses an acknowledged write, and a read of a value never written.
+func TestZnodeModelDetectsViolations(t *testing.T) {
+	op := func(client int, in znodeInput, call, ret int64, out znodeOutput) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}
+	}
+	create := znodeInput{Kind: opCreate, Key: "/k", Value: "a"}
+	get := znodeInput{Kind: opGet, Key: "/k"}
+	stale := []porcupine.Operation{
+		op(0, create, 0, 10, znodeOutput{}),
+		op(1, get, 20, 30, znodeOutput{Err: zk.ErrNoNode}), // after the create returned
+	}
+	require.Equal(t, porcupine.Illegal, porcupine.CheckOperationsTimeout(znodeModel, stale, time.Second))
+	phantom := []porcupine.Operation{op(1, get, 0, 10, znodeOutput{Value: "never-written"})}
+	require.Equal(t, porcupine.Illegal, porcupine.CheckOperationsTimeout(znodeModel, phantom, time.Second))
+	unknown := []porcupine.Operation{
+		op(0, create, 0, math.MaxInt64, znodeOutput{Unknown: true}),
+		op(1, get, 20, 30, znodeOutput{Value: "a"}),
+		op(1, get, 40, 50, znodeOutput{Value: "a"}),
+	}
+	require.Equal(t, porcupine.Ok, porcupine.CheckOperationsTimeout(znodeModel, unknown, time.Second))
+}
