@@ -98,9 +98,13 @@ type Config struct {
 	// MaxWatchesPerSession caps watches one connection may register; 0 is
 	// unlimited.
 	MaxWatchesPerSession int
-	// SnapshotThreshold and SnapshotInterval drive Raft snapshots.
+	// SnapshotThreshold and SnapshotInterval drive Raft snapshots (and so
+	// log compaction); TrailingLogs is how many entries stay in the log
+	// after a snapshot for followers that are slightly behind (0: Raft's
+	// default, 10240). A follower further behind gets the snapshot.
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
 	// ID is this node's id in a cluster (ZooKeeper's myid); Peers lists
 	// every member including this one. No Peers means standalone.
 	ID    string

@@ -226,6 +226,12 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		c.stats.received.Add(1)
 		c.s.stats.received.Add(1)
 		p, stop := c.handle(frame)
+		if p == nil && stop {
+			// A request that cannot be answered (malformed): close now,
+			// as ZooKeeper does, rather than leave the connection open
+			// and unread until its session expires.
+			return
+		}
 		if p != nil {
 			select {
 			case c.pending <- p:

@@ -37,6 +37,9 @@ func standaloneRaftConfig(cfg *Config) *raft.Config {
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 1024
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
 	if cfg.SnapshotInterval > 0 {
 		rc.SnapshotInterval = cfg.SnapshotInterval
 	}

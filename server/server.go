@@ -387,3 +387,10 @@ func (s *Server) DropSession(id int64) {
 		c.close()
 	}
 }
+
+// Snapshot takes a Raft snapshot now (compacting the log).
+func (s *Server) Snapshot() error { return s.node.r.Snapshot().Error() }
+
+// RaftStats returns hashicorp/raft's statistics (state, term, indexes,
+// last_snapshot_index, ...).
+func (s *Server) RaftStats() map[string]string { return s.node.r.Stats() }

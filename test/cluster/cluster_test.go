@@ -254,3 +254,24 @@ func TestClusterMembershipChange(t *testing.T) {
 	_, err = cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 }
+
+func TestClusterLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithSnapshotEvery(64))
+	lagging := (c.Leader() + 1) % 3
+	c.Partition(lagging)
+	cl, _ := connect(t, []string{c.Servers()[c.Leader()]})
+	for i := 0; i < 500; i++ {
+		_, err := cl.Create(fmt.Sprintf("/s%03d", i), []byte("v"), 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Node(c.Leader()).Server().Snapshot())
+	c.Heal()
+	want := c.Node(c.Leader()).Server().FSM()
+	f := c.Node(lagging).Server().FSM()
+	eventually(t, "lagging follower catches up", func() bool { return f.Digest() == want.Digest() })
+	require.NoError(t, f.Check())
+	_, ok := f.Exists("/s499")
+	require.True(t, ok)
+	require.NotEqual(t, "0", c.Node(lagging).Server().RaftStats()["last_snapshot_index"],
+		"the follower was brought up to date by a snapshot install")
+}

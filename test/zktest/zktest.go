@@ -74,6 +74,16 @@ func WithManualClock(clock *session.ManualClock) Option {
 // state either way; this option exercises the on-disk path.
 func WithDurableStorage() Option { return func(o *options) { o.durable = true } }
 
+// WithSnapshotEvery makes Raft snapshot every n log entries, keeping only
+// n entries of log after each, so a follower that falls further behind
+// catches up by snapshot install.
+func WithSnapshotEvery(n uint64) Option {
+	return func(o *options) {
+		o.cfg.SnapshotThreshold, o.cfg.TrailingLogs = n, n
+		o.cfg.SnapshotInterval = 50 * time.Millisecond
+	}
+}
+
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
