@@ -30,9 +30,9 @@ type raftNode struct {
 func standaloneRaftConfig(cfg *Config) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = "1"
-	rc.HeartbeatTimeout = 20 * time.Millisecond
-	rc.ElectionTimeout = 20 * time.Millisecond
-	rc.LeaderLeaseTimeout = 20 * time.Millisecond
+	rc.HeartbeatTimeout = 5 * time.Millisecond
+	rc.ElectionTimeout = 5 * time.Millisecond
+	rc.LeaderLeaseTimeout = 5 * time.Millisecond
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 1024
