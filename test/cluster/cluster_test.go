@@ -275,3 +275,31 @@ func TestClusterLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
 	require.NotEqual(t, "0", c.Node(lagging).Server().RaftStats()["last_snapshot_index"],
 		"the follower was brought up to date by a snapshot install")
 }
+
+func TestClusterObserver(t *testing.T) {
+	c := zktest.StartCluster(t, 4, zktest.WithObservers(1))
+	obs := 3
+	require.Equal(t, "observer", c.Node(obs).Server().Mode())
+	cl, _ := connect(t, []string{c.Servers()[obs]})
+	_, err := cl.Create("/via-observer", []byte("x"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "an observer forwards writes")
+	data, _, err := cl.Get("/via-observer")
+	require.NoError(t, err)
+	require.Equal(t, []byte("x"), data)
+	members, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	require.True(t, members[obs].Observer)
+	// Losing the observer and one voter leaves a voting majority (2 of 3).
+	c.Kill(obs)
+	victim := (c.Leader() + 1) % 3
+	c.Kill(victim)
+	rest := []string{}
+	for i := 0; i < 3; i++ {
+		if i != victim {
+			rest = append(rest, c.Servers()[i])
+		}
+	}
+	other, _ := connect(t, rest)
+	_, err = other.Create("/still-writable", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+}

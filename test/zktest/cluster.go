@@ -36,7 +36,8 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 			t.Fatalf("zktest: listen: %v", err)
 		}
 		clusterLns[i] = ln
-		c.peers = append(c.peers, server.Peer{ID: strconv.Itoa(i + 1), Addr: ln.Addr().String()})
+		c.peers = append(c.peers, server.Peer{ID: strconv.Itoa(i + 1), Addr: ln.Addr().String(),
+			Observer: i >= n-c.opts.observers})
 	}
 	c.nodes = make([]*Server, n)
 	errs := make(chan error, n)

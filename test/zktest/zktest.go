@@ -20,7 +20,8 @@ import (
 type Option func(*options)
 
 type options struct {
-	cfg     server.Config
+	observers int
+	cfg       server.Config
 	clock   *session.ManualClock
 	durable bool
 	logger  *slog.Logger
@@ -83,6 +84,10 @@ func WithSnapshotEvery(n uint64) Option {
 		o.cfg.SnapshotInterval = 50 * time.Millisecond
 	}
 }
+
+// WithObservers makes the last k nodes of a cluster observers: Raft
+// non-voters that serve reads and forward writes (server.N=...:observer).
+func WithObservers(k int) Option { return func(o *options) { o.observers = k } }
 
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
