@@ -22,9 +22,9 @@ type Option func(*options)
 type options struct {
 	observers int
 	cfg       server.Config
-	clock   *session.ManualClock
-	durable bool
-	logger  *slog.Logger
+	clock     *session.ManualClock
+	durable   bool
+	logger    *slog.Logger
 }
 
 // WithTickTime sets the tick (session-expiry granularity); default 100ms,
