@@ -126,6 +126,7 @@ func (f *FSM) Digest() [32]byte {
 		wire.EncodeACLs(&e, f.acls.get(n.aclRef))
 		st := n.stat()
 		st.Encode(&e)
+		e.Long(n.owner) // the stored owner, including container/TTL markers
 		h.Write(e.Bytes())
 	}
 	ids := make([]int64, 0, len(f.sessions))

@@ -31,10 +31,20 @@ func (n *node) stat() wire.Stat {
 		Czxid: n.czxid, Mzxid: n.mzxid, Pzxid: n.pzxid,
 		Ctime: n.ctime, Mtime: n.mtime,
 		Version: n.version, Cversion: n.cversion, Aversion: n.aversion,
-		EphemeralOwner: n.owner,
+		EphemeralOwner: n.clientOwner(),
 		DataLength:     int32(len(n.data)),
 		NumChildren:    int32(len(n.children)),
 	}
+}
+
+// clientOwner is the ephemeralOwner clients see: ZooKeeper's
+// DataNode.getClientEphemeralOwner reports 0 for containers and TTL nodes,
+// whose stored owner is a type marker, not a session.
+func (n *node) clientOwner() int64 {
+	if n.owner > 0 {
+		return n.owner
+	}
+	return 0
 }
 
 // isEphemeral reports whether the node belongs to a session (not a

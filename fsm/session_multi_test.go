@@ -132,10 +132,12 @@ func TestSecretSetOnce(t *testing.T) {
 func TestContainersAndTTL(t *testing.T) {
 	h := newHarness(t)
 	c := h.do(0, Op{Type: wire.OpCreateContainer, Path: "/c", ACL: wire.OpenACLUnsafe, Mode: wire.ModeContainer})
-	require.Equal(t, wire.ContainerOwner, c.Stat.EphemeralOwner)
+	require.Equal(t, int64(0), c.Stat.EphemeralOwner, "clients see 0 for containers, as in ZooKeeper")
+	require.Equal(t, wire.ContainerOwner, h.f.nodes["/c"].owner)
 	ttl := h.do(0, Op{Type: wire.OpCreateTTL, Path: "/t", ACL: wire.OpenACLUnsafe, Mode: wire.ModePersistentWithTTL, TTL: 5000})
 	require.Equal(t, wire.OK, ttl.Err)
-	got, ok := wire.TTLOf(ttl.Stat.EphemeralOwner)
+	require.Equal(t, int64(0), ttl.Stat.EphemeralOwner)
+	got, ok := wire.TTLOf(h.f.nodes["/t"].owner)
 	require.True(t, ok)
 	require.Equal(t, int64(5000), got)
 
