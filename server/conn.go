@@ -70,8 +70,11 @@ type pendingReply struct {
 	future  raft.ApplyFuture                           // a write in Raft
 	finish  func(*fsm.Result) (wire.Code, wire.Record) // turns its result into a reply
 	deferFn func() (wire.Code, wire.Record)            // a read that waited for earlier writes
-	code    wire.Code
-	resp    wire.Record
+	// viewFn is a read that arms a watch: the writer answers it and queues
+	// its reply inside one fsm.View (see watchingRead).
+	viewFn func(fsm.Reader) (wire.Code, wire.Record)
+	code   wire.Code
+	resp   wire.Record
 	// closeAfter closes the connection once this reply is flushed.
 	closeAfter bool
 	// noReply sends nothing (a connection closed without answer).
@@ -298,12 +301,25 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 		}
 	case p.deferFn != nil:
 		code, resp = p.deferFn()
-		if c.deferredReads.Add(-1) == 0 {
-			select {
-			case c.readsDone <- struct{}{}:
-			default:
-			}
+		c.readAnswered()
+	case p.viewFn != nil:
+		// Queue every earlier reply, then answer p and queue its reply
+		// within one View: no Apply, and so no notification, can come
+		// between arming the watch and queueing the reply.
+		if e.Len() > 0 {
+			c.enqueue(e.Bytes())
+			e.Reset()
 		}
+		c.s.fsm.View(func(v fsm.Reader) {
+			vcode, vresp := p.viewFn(v)
+			encodeReply(e, p.xid, v.LastZxid(), vcode, vresp)
+			c.enqueue(e.Bytes())
+			e.Reset()
+		})
+		c.readAnswered()
+		c.deferred.Add(-1)
+		c.replySent(p)
+		return p.closeAfter
 	}
 	if p.future != nil || p.deferFn != nil {
 		c.deferred.Add(-1)
@@ -311,16 +327,37 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 	if p.noReply {
 		return p.closeAfter
 	}
+	encodeReply(e, p.xid, c.s.fsm.LastZxid(), code, resp)
+	c.replySent(p)
+	return p.closeAfter
+}
+
+// readAnswered counts down a deferred read and wakes a write waiting for
+// deferred reads (awaitDeferredReads).
+func (c *conn) readAnswered() {
+	if c.deferredReads.Add(-1) == 0 {
+		select {
+		case c.readsDone <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// encodeReply appends a reply frame: header, and body if code is OK.
+func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wire.Record) {
 	start := e.BeginFrame()
-	(&wire.ReplyHeader{Xid: p.xid, Zxid: c.s.fsm.LastZxid(), Err: code}).Encode(e)
+	(&wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}).Encode(e)
 	if code == wire.OK && resp != nil {
 		resp.Encode(e)
 	}
 	e.EndFrame(start)
+}
+
+// replySent updates the statistics for a reply sent.
+func (c *conn) replySent(p *pendingReply) {
 	c.stats.sent.Add(1)
 	c.s.stats.sent.Add(1)
 	if !p.start.IsZero() {
 		c.s.stats.latency.observe(time.Since(p.start))
 	}
-	return p.closeAfter
 }

@@ -75,6 +75,11 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		c.submitWrite(p, h.Op, cmd, code)
 		return p, false
 	}
+	if view := c.watchingRead(h.Op, req); view != nil {
+		c.deferRead()
+		p.viewFn = view
+		return p, false
+	}
 	c.ordered(p, c.readHandler(h.Op, req))
 	return p, false
 }
@@ -88,9 +93,14 @@ func (c *conn) ordered(p *pendingReply, fn func() (wire.Code, wire.Record)) {
 		p.code, p.resp = fn()
 		return
 	}
+	c.deferRead()
+	p.deferFn = fn
+}
+
+// deferRead counts a read that the writer will answer in order.
+func (c *conn) deferRead() {
 	c.deferred.Add(1)
 	c.deferredReads.Add(1)
-	p.deferFn = fn
 }
 
 // awaitDeferredReads blocks until every read deferred behind earlier
@@ -137,10 +147,10 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 	var id wire.Id
 	switch a.Scheme {
 	case "digest":
-		user, _, ok := strings.Cut(string(a.Auth), ":")
-		if !ok {
-			break
-		}
+		// As ZooKeeper's DigestAuthenticationProvider.generateDigest, which
+		// never fails: the user is the text before the first ':' (all of
+		// it if there is none).
+		user, _, _ := strings.Cut(string(a.Auth), ":")
 		id = wire.Id{Scheme: "digest", ID: user + ":" + DigestOf(string(a.Auth))}
 	case "ip":
 		id = wire.Id{Scheme: "ip", ID: c.ip}

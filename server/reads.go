@@ -28,13 +28,6 @@ func (c *conn) readHandler(op wire.OpCode, req wire.Record) reply {
 			}
 			return wire.CodeOf(c.s.watches.Check(r.Path, r.Type, c)), nil
 		}
-	case *wire.AddWatchRequest:
-		return func() (wire.Code, wire.Record) {
-			if err := c.s.watches.AddPersistent(r.Path, c, r.Mode == wire.AddWatchPersistentRecursive); err != nil {
-				return wire.ErrThrottledOp, nil
-			}
-			return wire.OK, &wire.ErrorResponse{Err: wire.OK}
-		}
 	case *wire.SetWatches:
 		return c.restoreWatches(r.RelativeZxid, watch.WatchLists{Data: r.DataWatches, Exist: r.ExistWatches, Child: r.ChildWatches})
 	case *wire.SetWatches2:
@@ -47,45 +40,79 @@ func (c *conn) readHandler(op wire.OpCode, req wire.Record) reply {
 	return func() (wire.Code, wire.Record) { return wire.ErrUnimplemented, nil }
 }
 
+// viewReply answers a request from one consistent view of the state.
+type viewReply = func(v fsm.Reader) (wire.Code, wire.Record)
+
+// watchingRead returns, for a request that arms a watch (getData, exists,
+// getChildren with the watch flag, addWatch), the function that answers it
+// inside an fsm.View; nil for any other request. The writer runs it and
+// queues its reply within that same View, so that the notification of a
+// change applied after the watch was armed can never reach the client
+// before the reply that armed it: clients register a watcher only when
+// that reply arrives, and would miss the event (ZooKeeper's
+// CommitProcessor holds commits while a read is being answered).
+func (c *conn) watchingRead(op wire.OpCode, req wire.Record) viewReply {
+	switch r := req.(type) {
+	case *wire.PathWatchRequest:
+		if r.Watch {
+			return c.pathWatchView(op, r)
+		}
+	case *wire.AddWatchRequest:
+		return func(fsm.Reader) (wire.Code, wire.Record) {
+			if err := c.s.watches.AddPersistent(r.Path, c, r.Mode == wire.AddWatchPersistentRecursive); err != nil {
+				return wire.ErrThrottledOp, nil
+			}
+			return wire.OK, &wire.ErrorResponse{Err: wire.OK}
+		}
+	}
+	return nil
+}
+
 func (c *conn) pathWatchRead(op wire.OpCode, r *wire.PathWatchRequest) reply {
+	view := c.pathWatchView(op, r)
 	return func() (code wire.Code, resp wire.Record) {
+		c.s.fsm.View(func(v fsm.Reader) { code, resp = view(v) })
+		return code, resp
+	}
+}
+
+func (c *conn) pathWatchView(op wire.OpCode, r *wire.PathWatchRequest) viewReply {
+	return func(v fsm.Reader) (code wire.Code, resp wire.Record) {
 		if strings.IndexByte(r.Path, 0) >= 0 {
 			return wire.ErrBadArguments, nil
 		}
-		c.s.fsm.View(func(v fsm.Reader) {
-			var err error
-			switch op {
-			case wire.OpExists:
-				st, ok := v.Exists(r.Path)
+		var err error
+		switch op {
+		case wire.OpExists:
+			st, ok := v.Exists(r.Path)
+			err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
+			if !ok {
+				code = wire.ErrNoNode
+			} else {
+				resp = &wire.StatResponse{Stat: st}
+			}
+		case wire.OpGetData:
+			data, st, e := v.Get(r.Path)
+			if code = wire.CodeOf(e); code == wire.OK {
 				err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
-				if !ok {
-					code = wire.ErrNoNode
+				resp = &wire.GetDataResponse{Data: data, Stat: st}
+			}
+		case wire.OpGetChildren, wire.OpGetChildren2:
+			kids, st, e := v.Children(r.Path)
+			if code = wire.CodeOf(e); code == wire.OK {
+				err = c.arm(r.Watch, c.s.watches.AddChild, r.Path)
+				if op == wire.OpGetChildren {
+					resp = &wire.GetChildrenResponse{Children: kids}
 				} else {
-					resp = &wire.StatResponse{Stat: st}
+					resp = &wire.GetChildren2Response{Children: kids, Stat: st}
 				}
-			case wire.OpGetData:
-				data, st, e := v.Get(r.Path)
-				if code = wire.CodeOf(e); code == wire.OK {
-					err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
-					resp = &wire.GetDataResponse{Data: data, Stat: st}
-				}
-			case wire.OpGetChildren, wire.OpGetChildren2:
-				kids, st, e := v.Children(r.Path)
-				if code = wire.CodeOf(e); code == wire.OK {
-					err = c.arm(r.Watch, c.s.watches.AddChild, r.Path)
-					if op == wire.OpGetChildren {
-						resp = &wire.GetChildrenResponse{Children: kids}
-					} else {
-						resp = &wire.GetChildren2Response{Children: kids, Stat: st}
-					}
-				}
-			default:
-				code = wire.ErrUnimplemented
 			}
-			if err != nil {
-				code, resp = wire.ErrThrottledOp, nil
-			}
-		})
+		default:
+			code = wire.ErrUnimplemented
+		}
+		if err != nil {
+			code, resp = wire.ErrThrottledOp, nil
+		}
 		return code, resp
 	}
 }
@@ -170,7 +197,13 @@ func (c *conn) whoAmI() (wire.Code, wire.Record) {
 	ids := c.identities()
 	info := make([]wire.ClientInfo, len(ids))
 	for i, id := range ids {
-		info[i] = wire.ClientInfo{AuthScheme: id.Scheme, User: id.ID}
+		user := id.ID
+		if id.Scheme == "digest" {
+			// ZooKeeper's DigestAuthenticationProvider.getUserName: the
+			// user name, without the password digest.
+			user, _, _ = strings.Cut(user, ":")
+		}
+		info[i] = wire.ClientInfo{AuthScheme: id.Scheme, User: user}
 	}
 	return wire.OK, &wire.WhoAmIResponse{ClientInfo: info}
 }
