@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/test/zktest"
 )
 
 // testServers returns the servers the integration tests run against, by
@@ -29,9 +31,10 @@ func testServers(t testing.TB) map[string]string {
 	}
 	if a := os.Getenv("PADDOCK_ADDR"); a != "" {
 		m["paddock"] = a
-	}
-	if len(m) == 0 {
-		t.Skip("no server to test against: set ZK_ORACLE=host:port (eval \"$(test/oracle/zk.sh start /tmp/zkclient)\") or PADDOCK_ADDR=host:port")
+	} else {
+		// An in-process Paddock server: the client's tests always run
+		// against Paddock, and against Apache ZooKeeper when ZK_ORACLE is set.
+		m["paddock"] = zktest.Start(t, zktest.WithTickTime(2*time.Second)).Addr()
 	}
 	return m
 }

@@ -53,7 +53,7 @@ func (f *FSM) ApplyCommand(index, term uint64, cmd *Command) *Result {
 		f.setData(n, cmd.Data)
 		n.version++
 		n.mzxid, n.mtime = zxid, cmd.Time
-		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, ConfigPath})
+		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, ConfigPath, f.acls.get(n.aclRef)})
 		r.Ops = []OpResult{{Type: wire.OpSetData, Stat: n.stat()}}
 	default:
 		r.Err = wire.ErrUnimplemented
@@ -158,15 +158,15 @@ func (f *FSM) applyOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
 		return f.create(zxid, cmd, op, r)
 	case wire.OpDelete:
-		return f.delete(zxid, op, r)
+		return f.delete(zxid, cmd, op, r)
 	case wire.OpDeleteContainer:
 		return f.reap(zxid, cmd.Time, op, r)
 	case wire.OpSetData:
-		return f.setDataOp(zxid, cmd.Time, op, r)
+		return f.setDataOp(zxid, cmd, op, r)
 	case wire.OpSetACL:
-		return f.setACL(op)
+		return f.setACL(cmd, op)
 	case wire.OpCheck:
-		return f.check(op)
+		return f.check(cmd, op)
 	}
 	return OpResult{Type: op.Type, Err: wire.ErrUnimplemented}
 }
@@ -177,6 +177,10 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	parent := f.nodes[parentPath]
 	if parent == nil {
 		res.Err = wire.ErrNoNode
+		return res
+	}
+	if !f.allowed(cmd, parent, wire.PermCreate) {
+		res.Err = wire.ErrNoAuth
 		return res
 	}
 	path := op.Path
@@ -213,8 +217,8 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	p.cversion++
 	p.pzxid = zxid
 	f.link(p, wire.BaseName(path))
-	r.Events = append(r.Events, Event{wire.EventNodeCreated, path},
-		Event{wire.EventNodeChildrenChanged, parentPath})
+	r.Events = append(r.Events, Event{wire.EventNodeCreated, path, f.acls.get(n.aclRef)},
+		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(p.aclRef)})
 	res.Path, res.Stat = path, n.stat()
 	return res
 }
@@ -227,15 +231,19 @@ func (s *session) ephemerals0() map[string]struct{} {
 	return s.ephemerals
 }
 
-func (f *FSM) delete(zxid int64, op *Op, r *Result) OpResult {
+func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
 	if isSystemPath(op.Path) {
 		res.Err = wire.ErrBadArguments
 		return res
 	}
-	n := f.nodes[op.Path]
+	parent, n := f.nodes[wire.ParentPath(op.Path)], f.nodes[op.Path]
 	switch {
-	case f.nodes[wire.ParentPath(op.Path)] == nil || n == nil:
+	case parent == nil:
+		res.Err = wire.ErrNoNode
+	case !f.allowed(cmd, parent, wire.PermDelete):
+		res.Err = wire.ErrNoAuth
+	case n == nil:
 		res.Err = wire.ErrNoNode
 	case op.Version != -1 && op.Version != n.version:
 		res.Err = wire.ErrBadVersion
@@ -293,35 +301,39 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 	if zxid > p.pzxid {
 		p.pzxid = zxid
 	}
-	r.Events = append(r.Events, Event{wire.EventNodeDeleted, path},
-		Event{wire.EventNodeChildrenChanged, parentPath})
+	r.Events = append(r.Events, Event{wire.EventNodeDeleted, path, f.acls.get(n.aclRef)},
+		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(p.aclRef)})
 }
 
-func (f *FSM) setDataOp(zxid, now int64, op *Op, r *Result) OpResult {
+func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
 	n := f.nodes[op.Path]
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
+	case !f.allowed(cmd, n, wire.PermWrite):
+		res.Err = wire.ErrNoAuth
 	case op.Version != -1 && op.Version != n.version:
 		res.Err = wire.ErrBadVersion
 	default:
 		n = f.mutable(op.Path)
 		f.setData(n, op.Data)
 		n.version++
-		n.mzxid, n.mtime = zxid, now
-		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, op.Path})
+		n.mzxid, n.mtime = zxid, cmd.Time
+		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, op.Path, f.acls.get(n.aclRef)})
 		res.Stat = n.stat()
 	}
 	return res
 }
 
-func (f *FSM) setACL(op *Op) OpResult {
+func (f *FSM) setACL(cmd *Command, op *Op) OpResult {
 	res := OpResult{Type: op.Type}
 	n := f.nodes[op.Path]
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
+	case !f.allowed(cmd, n, wire.PermAdmin):
+		res.Err = wire.ErrNoAuth
 	case op.Version != -1 && op.Version != n.aversion:
 		res.Err = wire.ErrBadVersion
 	default:
@@ -333,12 +345,14 @@ func (f *FSM) setACL(op *Op) OpResult {
 	return res
 }
 
-func (f *FSM) check(op *Op) OpResult {
+func (f *FSM) check(cmd *Command, op *Op) OpResult {
 	res := OpResult{Type: op.Type}
 	n := f.nodes[op.Path]
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
+	case !f.allowed(cmd, n, wire.PermRead):
+		res.Err = wire.ErrNoAuth
 	case op.Version != -1 && op.Version != n.version:
 		res.Err = wire.ErrBadVersion
 	default:

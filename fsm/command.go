@@ -43,7 +43,10 @@ type Command struct {
 	Secret  []byte  `msgpack:"sec,omitempty"`
 	Multi   bool    `msgpack:"m,omitempty"`
 	Data    []byte  `msgpack:"d,omitempty"`
-	Ops     []Op    `msgpack:"o,omitempty"`
+	// Auth are the caller's identities, against which Apply checks the
+	// ACLs of the nodes it changes; internal commands carry none.
+	Auth []wire.Id `msgpack:"au,omitempty"`
+	Ops  []Op      `msgpack:"o,omitempty"`
 }
 
 // Op is one tree operation. Type is the ZooKeeper opcode: create (1),
@@ -125,4 +128,8 @@ type OpResult struct {
 type Event struct {
 	Type wire.EventType
 	Path string
+	// ACL is the ACL of the node the event is about (the parent, for
+	// NodeChildrenChanged; the node as it was, for NodeDeleted): since
+	// ZooKeeper 3.8.4 a watcher without READ on it is not notified.
+	ACL []wire.ACL `msgpack:"-"`
 }

@@ -183,6 +183,14 @@ func (r Reader) GetACL(path string) ([]wire.ACL, wire.Stat, error) {
 	return r.f.acls.get(n.aclRef), n.stat(), nil
 }
 
+// ACL returns a node's ACL (shared; do not modify) and whether it exists.
+func (r Reader) ACL(path string) ([]wire.ACL, bool) {
+	if n := r.f.nodes[path]; n != nil {
+		return r.f.acls.get(n.aclRef), true
+	}
+	return nil, false
+}
+
 // WatchState returns what SetWatches restoration needs to know of a path.
 func (r Reader) WatchState(path string) (exists bool, mzxid, pzxid int64) {
 	if n := r.f.nodes[path]; n != nil {

@@ -158,13 +158,13 @@ func TestOpErrors(t *testing.T) {
 func TestEventsPerOp(t *testing.T) {
 	h := newHarness(t)
 	r := h.apply(&Command{Type: CmdOps, Ops: []Op{createOp("/a")}})
-	require.Equal(t, []Event{{wire.EventNodeCreated, "/a"}, {wire.EventNodeChildrenChanged, "/"}}, r.Events)
+	require.Equal(t, []Event{{Type: wire.EventNodeCreated, Path: "/a"}, {Type: wire.EventNodeChildrenChanged, Path: "/"}}, plain(r.Events))
 	r = h.apply(&Command{Type: CmdOps, Ops: []Op{{Type: wire.OpSetData, Path: "/a", Version: -1}}})
-	require.Equal(t, []Event{{wire.EventNodeDataChanged, "/a"}}, r.Events)
+	require.Equal(t, []Event{{Type: wire.EventNodeDataChanged, Path: "/a"}}, plain(r.Events))
 	r = h.apply(&Command{Type: CmdOps, Ops: []Op{{Type: wire.OpSetACL, Path: "/a", ACL: wire.OpenACLUnsafe, Version: -1}}})
 	require.Empty(t, r.Events, "setACL fires no watch")
 	r = h.apply(&Command{Type: CmdOps, Ops: []Op{{Type: wire.OpDelete, Path: "/a", Version: -1}}})
-	require.Equal(t, []Event{{wire.EventNodeDeleted, "/a"}, {wire.EventNodeChildrenChanged, "/"}}, r.Events)
+	require.Equal(t, []Event{{Type: wire.EventNodeDeleted, Path: "/a"}, {Type: wire.EventNodeChildrenChanged, Path: "/"}}, plain(r.Events))
 }
 
 func TestOnApplyHook(t *testing.T) {

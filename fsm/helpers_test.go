@@ -58,3 +58,12 @@ func (h *harness) mustCreate(path string) string {
 func createOp(path string) Op {
 	return Op{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}
 }
+
+// plain drops the ACLs from events, for comparisons.
+func plain(evs []Event) []Event {
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = Event{Type: e.Type, Path: e.Path}
+	}
+	return out
+}

@@ -98,9 +98,9 @@ func TestSessionsAndEphemerals(t *testing.T) {
 	r := h.apply(&Command{Type: CmdCloseSession, Session: s1})
 	require.Equal(t, wire.OK, r.Err)
 	require.Equal(t, []Event{
-		{wire.EventNodeDeleted, "/app/e1"}, {wire.EventNodeChildrenChanged, "/app"},
-		{wire.EventNodeDeleted, "/app/e2"}, {wire.EventNodeChildrenChanged, "/app"},
-	}, r.Events)
+		{Type: wire.EventNodeDeleted, Path: "/app/e1"}, {Type: wire.EventNodeChildrenChanged, Path: "/app"},
+		{Type: wire.EventNodeDeleted, Path: "/app/e2"}, {Type: wire.EventNodeChildrenChanged, Path: "/app"},
+	}, plain(r.Events))
 	_, ok = h.f.Session(s1)
 	require.False(t, ok)
 	require.Equal(t, wire.ErrSessionExpired, h.apply(&Command{Type: CmdCloseSession, Session: s1}).Err)
@@ -176,7 +176,7 @@ func TestSetConfig(t *testing.T) {
 	h := newHarness(t)
 	cfg := []byte("server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181\nversion=100000000")
 	r := h.apply(&Command{Type: CmdSetConfig, Data: cfg})
-	require.Equal(t, []Event{{wire.EventNodeDataChanged, ConfigPath}}, r.Events)
+	require.Equal(t, []Event{{Type: wire.EventNodeDataChanged, Path: ConfigPath}}, plain(r.Events))
 	data, st, err := h.f.Get(ConfigPath)
 	require.NoError(t, err)
 	require.Equal(t, cfg, data)

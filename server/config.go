@@ -122,6 +122,13 @@ type Config struct {
 	ClusterNet ClusterNet
 	// Raft holds cluster Raft timers; zero means DefaultRaftTimers.
 	Raft RaftTimers
+	// SuperDigest is "user:base64(sha1(user:password))"; a client that
+	// authenticates as that digest user bypasses every ACL (ZooKeeper's
+	// DigestAuthenticationProvider.superDigest).
+	SuperDigest string
+	// SkipACL disables ACL checks (ZooKeeper's skipACL=yes), for trusted
+	// test setups.
+	SkipACL bool
 	// AdminAddr, if set, serves the admin HTTP endpoints (ZooKeeper's
 	// AdminServer commands, /metrics, health, cluster membership).
 	AdminAddr string

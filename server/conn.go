@@ -33,8 +33,8 @@ type conn struct {
 	timeout   int32
 	created   time.Time
 
-	authMu sync.Mutex
-	auth   []wire.Id
+	authMu sync.Mutex                // serialises addIdentity
+	auth   atomic.Pointer[[]wire.Id] // read without locking
 
 	pending chan *pendingReply
 	// deferred counts replies not yet resolved: writes in Raft and reads
@@ -82,10 +82,11 @@ type pendingReply struct {
 }
 
 func newConn(s *Server, nc net.Conn, ip string) *conn {
-	return &conn{s: s, nc: nc, ip: ip, id: s.nextConnID.Add(1), created: time.Now(),
+	c := &conn{s: s, nc: nc, ip: ip, id: s.nextConnID.Add(1), created: time.Now(),
 		pending:   make(chan *pendingReply, s.cfg.MaxOutstanding),
-		outSignal: make(chan struct{}, 1), readsDone: make(chan struct{}, 1), done: make(chan struct{}),
-		auth: []wire.Id{{Scheme: "ip", ID: ip}}}
+		outSignal: make(chan struct{}, 1), readsDone: make(chan struct{}, 1), done: make(chan struct{})}
+	c.auth.Store(&[]wire.Id{{Scheme: "ip", ID: ip}})
+	return c
 }
 
 func remoteIP(nc net.Conn) string {

@@ -130,6 +130,7 @@ func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, co
 		return
 	}
 	cmd.Session = c.SessionID()
+	cmd.Auth = c.commandAuth()
 	c.deferred.Add(1)
 	p.future = c.s.propose(cmd)
 	p.finish = func(r *fsm.Result) (wire.Code, wire.Record) { return writeReply(op, r) }
@@ -152,6 +153,9 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 		// it if there is none).
 		user, _, _ := strings.Cut(string(a.Auth), ":")
 		id = wire.Id{Scheme: "digest", ID: user + ":" + DigestOf(string(a.Auth))}
+		if c.s.cfg.SuperDigest != "" && id.ID == c.s.cfg.SuperDigest {
+			c.addIdentity(fsm.SuperID)
+		}
 	case "ip":
 		id = wire.Id{Scheme: "ip", ID: c.ip}
 	}
@@ -161,9 +165,7 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 		c.ordered(p, func() (wire.Code, wire.Record) { return wire.ErrAuthFailed, nil })
 		return true
 	}
-	c.authMu.Lock()
-	c.auth = appendUnique(c.auth, id)
-	c.authMu.Unlock()
+	c.addIdentity(id)
 	c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, nil })
 	return false
 }
@@ -184,11 +186,34 @@ func appendUnique(ids []wire.Id, id wire.Id) []wire.Id {
 	return append(ids, id)
 }
 
-// identities returns a copy of the connection's authenticated ids.
+// identities returns the connection's authenticated ids. The slice is
+// shared and never modified: addIdentity replaces it.
 func (c *conn) identities() []wire.Id {
+	if ids := c.auth.Load(); ids != nil {
+		return *ids
+	}
+	return nil
+}
+
+func (c *conn) addIdentity(id wire.Id) {
 	c.authMu.Lock()
 	defer c.authMu.Unlock()
-	return append([]wire.Id(nil), c.auth...)
+	ids := appendUnique(append([]wire.Id(nil), c.identities()...), id)
+	c.auth.Store(&ids)
+}
+
+// commandAuth is the identity list a write carries into Raft, where Apply
+// checks it against the ACLs of the nodes it changes.
+func (c *conn) commandAuth() []wire.Id {
+	if c.s.cfg.SkipACL {
+		return []wire.Id{fsm.SuperID}
+	}
+	return c.identities()
+}
+
+// canRead reports whether this connection holds perm on a node with acl.
+func (c *conn) allowed(acl []wire.ACL, perm wire.Perm) bool {
+	return c.s.cfg.SkipACL || fsm.CheckACL(acl, perm, c.identities())
 }
 
 // expandACL replaces "auth" entries by the caller's authenticated

@@ -85,6 +85,9 @@ func (c *conn) pathWatchView(op wire.OpCode, r *wire.PathWatchRequest) viewReply
 		switch op {
 		case wire.OpExists:
 			st, ok := v.Exists(r.Path)
+			if acl, _ := v.ACL(r.Path); ok && !c.allowed(acl, wire.PermRead) {
+				return wire.ErrNoAuth, nil
+			}
 			err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
 			if !ok {
 				code = wire.ErrNoNode
@@ -93,13 +96,13 @@ func (c *conn) pathWatchView(op wire.OpCode, r *wire.PathWatchRequest) viewReply
 			}
 		case wire.OpGetData:
 			data, st, e := v.Get(r.Path)
-			if code = wire.CodeOf(e); code == wire.OK {
+			if code = c.readable(v, r.Path, e); code == wire.OK {
 				err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
 				resp = &wire.GetDataResponse{Data: data, Stat: st}
 			}
 		case wire.OpGetChildren, wire.OpGetChildren2:
 			kids, st, e := v.Children(r.Path)
-			if code = wire.CodeOf(e); code == wire.OK {
+			if code = c.readable(v, r.Path, e); code == wire.OK {
 				err = c.arm(r.Watch, c.s.watches.AddChild, r.Path)
 				if op == wire.OpGetChildren {
 					resp = &wire.GetChildrenResponse{Children: kids}
@@ -129,15 +132,23 @@ func (c *conn) pathRead(op wire.OpCode, r *wire.PathRequest) reply {
 		switch op {
 		case wire.OpGetACL:
 			acl, st, err := c.s.fsm.GetACL(r.Path)
-			if err != nil {
+			switch {
+			case err != nil:
 				return wire.CodeOf(err), nil
+			case c.allowed(acl, wire.PermAdmin):
+				return wire.OK, &wire.GetACLResponse{ACL: acl, Stat: st}
+			case c.allowed(acl, wire.PermRead):
+				return wire.OK, &wire.GetACLResponse{ACL: fsm.MaskDigests(acl), Stat: st}
 			}
-			return wire.OK, &wire.GetACLResponse{ACL: acl, Stat: st}
+			return wire.ErrNoAuth, nil
 		case wire.OpSync:
 			return wire.OK, &wire.PathRequest{Path: r.Path}
 		case wire.OpGetEphemerals:
 			return wire.OK, &wire.GetEphemeralsResponse{Ephemerals: c.s.fsm.Ephemerals(c.SessionID(), strings.TrimSpace(r.Path))}
 		case wire.OpGetAllChildrenNumber:
+			if acl, _, err := c.s.fsm.GetACL(r.Path); err == nil && !c.allowed(acl, wire.PermRead) {
+				return wire.ErrNoAuth, nil
+			}
 			n, err := c.s.fsm.AllChildrenNumber(r.Path)
 			if err != nil {
 				return wire.CodeOf(err), nil
@@ -161,14 +172,14 @@ func (c *conn) multiRead(r *wire.MultiRequest) *wire.MultiResponse {
 			if mo.Op == wire.OpGetData {
 				data, st, err := v.Get(req.Path)
 				res = wire.MultiResult{Op: wire.OpGetData, Resp: &wire.GetDataResponse{Data: data, Stat: st}}
-				if err != nil {
-					res = errResult(wire.CodeOf(err))
+				if code := c.readable(v, req.Path, err); code != wire.OK {
+					res = errResult(code)
 				}
 			} else {
 				kids, _, err := v.Children(req.Path)
 				res = wire.MultiResult{Op: wire.OpGetChildren, Resp: &wire.GetChildrenResponse{Children: kids}}
-				if err != nil {
-					res = errResult(wire.CodeOf(err))
+				if code := c.readable(v, req.Path, err); code != wire.OK {
+					res = errResult(code)
 				}
 			}
 			out.Results = append(out.Results, res)
@@ -206,4 +217,16 @@ func (c *conn) whoAmI() (wire.Code, wire.Record) {
 		info[i] = wire.ClientInfo{AuthScheme: id.Scheme, User: user}
 	}
 	return wire.OK, &wire.WhoAmIResponse{ClientInfo: info}
+}
+
+// readable turns a read's lookup error and the node's ACL into the code a
+// read answers: NoNode, NoAuth without READ, or OK.
+func (c *conn) readable(v fsm.Reader, path string, err error) wire.Code {
+	if err != nil {
+		return wire.CodeOf(err)
+	}
+	if acl, _ := v.ACL(path); !c.allowed(acl, wire.PermRead) {
+		return wire.ErrNoAuth
+	}
+	return wire.OK
 }

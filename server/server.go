@@ -276,7 +276,7 @@ func (s *Server) connOf(id int64) *conn {
 // queue in step with the session table. It never blocks.
 func (s *Server) onApply(r *fsm.Result) {
 	for _, ev := range r.Events {
-		s.watches.Trigger(r.Zxid, ev.Path, ev.Type)
+		s.watches.TriggerFiltered(r.Zxid, ev.Path, ev.Type, s.readFilter(ev.ACL))
 	}
 	defer s.noteApplied(r.Zxid)
 	if r.Session != 0 {
@@ -394,3 +394,16 @@ func (s *Server) Snapshot() error { return s.node.r.Snapshot().Error() }
 // RaftStats returns hashicorp/raft's statistics (state, term, indexes,
 // last_snapshot_index, ...).
 func (s *Server) RaftStats() map[string]string { return s.node.r.Stats() }
+
+// readFilter drops notifications to watchers without READ on the node, as
+// ZooKeeper 3.8.4+/3.9.2+ does; nil (deliver all) when ACLs are skipped or
+// the node is world-readable.
+func (s *Server) readFilter(acl []wire.ACL) func(watch.Watcher) bool {
+	if s.cfg.SkipACL || fsm.CheckACL(acl, wire.PermRead, nil) {
+		return nil
+	}
+	return func(w watch.Watcher) bool {
+		c, ok := w.(*conn)
+		return !ok || c.allowed(acl, wire.PermRead)
+	}
+}

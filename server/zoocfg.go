@@ -114,6 +114,10 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.MetricsAddr = withHost(cfg.MetricsAddr, val)
 	case "metricsProvider.className":
 		// Paddock always exports Prometheus metrics.
+	case "DigestAuthenticationProvider.superDigest":
+		cfg.SuperDigest = val
+	case "skipACL":
+		cfg.SkipACL = strings.EqualFold(val, "yes") || strings.EqualFold(val, "true")
 	case "forceSync":
 		cfg.NoSync = strings.EqualFold(val, "no")
 	default:

@@ -17,6 +17,16 @@ import "github.com/paddockzk/paddock/internal/wire"
 // Watchers are collected under the lock; Notify is then called
 // synchronously for each, without the lock held, before Trigger returns.
 func (m *Manager) Trigger(zxid int64, path string, typ wire.EventType) int {
+	return m.TriggerFiltered(zxid, path, typ, nil)
+}
+
+// TriggerFiltered is Trigger with a delivery filter: watchers for which
+// allow returns false lose their one-shot watch as usual but receive no
+// notification and are not counted (ZooKeeper 3.8.4+/3.9.2+ drops a
+// notification when the watcher may not READ the changed node). allow is
+// called with the registry's lock held; it must be cheap and must not
+// call back into the Manager. A nil allow delivers to everyone.
+func (m *Manager) TriggerFiltered(zxid int64, path string, typ wire.EventType, allow func(Watcher) bool) int {
 	var second bool
 	first := dataTable
 	switch typ {
@@ -38,6 +48,20 @@ func (m *Manager) Trigger(zxid int64, path string, typ wire.EventType) int {
 		c.walk(childTable, path, typ)
 	}
 	var got []*wstate
+	if c.buf != nil && allow != nil {
+		kept := (*c.buf)[:0]
+		for _, s := range *c.buf {
+			if allow(s.w) {
+				kept = append(kept, s)
+			}
+		}
+		clear((*c.buf)[len(kept):])
+		*c.buf = kept
+		if len(kept) == 0 {
+			m.pool.Put(c.buf)
+			c.buf = nil
+		}
+	}
 	if c.buf != nil {
 		got = *c.buf
 		m.triggersHit++

@@ -243,3 +243,16 @@ func TestTriggerNoWatchersAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestTriggerFilteredDropsButConsumes(t *testing.T) {
+	m := New()
+	a, b := newFake(1), newFake(2)
+	require.NoError(t, m.AddData("/x", a))
+	require.NoError(t, m.AddData("/x", b))
+	n := m.TriggerFiltered(5, "/x", wire.EventNodeDataChanged, func(w Watcher) bool { return w == Watcher(a) })
+	require.Equal(t, 1, n)
+	require.Len(t, a.take(t), 1)
+	require.Empty(t, b.take(t), "a watcher without READ gets nothing")
+	require.Equal(t, 0, m.TriggerFiltered(6, "/x", wire.EventNodeDataChanged, nil), "both one-shot watches were consumed")
+	require.Equal(t, uint64(1), m.Stats().Notifications)
+}

@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -37,12 +36,12 @@ func TestCreateModes(t *testing.T) {
 		{"container", func(p string) (string, error) {
 			return c.CreateContainer(p+"/n", []byte("d"), zk.FlagContainer, openACL)
 		},
-			"/n", math.MinInt64},
+			"/n", 0}, // ZooKeeper shows containers' and TTL nodes' owner as 0
 		{"ttl", func(p string) (string, error) { return c.CreateTTL(p+"/n", []byte("d"), zk.FlagTTL, openACL, ttl) },
-			"/n", wire.TTLOwner(ttl.Milliseconds())},
+			"/n", 0},
 		{"ttl sequential", func(p string) (string, error) {
 			return c.CreateTTL(p+"/n-", []byte("d"), zk.FlagPersistentSequentialWithTTL, openACL, ttl)
-		}, "/n-0000000000", wire.TTLOwner(ttl.Milliseconds())},
+		}, "/n-0000000000", 0},
 	}
 	for i, tc := range cases {
 		parent := "/mode" + string(rune('a'+i))
@@ -171,17 +170,24 @@ func TestGetACLSetACL(t *testing.T) {
 	require.Zero(t, st.Aversion)
 
 	digest := zk.DigestACL(zk.PermAll, "alice", "secret")
-	st, err = c.SetACL("/a", digest, 0)
+	_, err = c.SetACL("/a", digest, 0)
+	require.ErrorIs(t, err, zk.ErrNoAuth, "setACL needs ADMIN")
+	_, err = c.Create("/a2", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	st, err = c.SetACL("/a2", digest, 0)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, st.Aversion)
-	acl, st2, err := c.GetACL("/a")
+	_, _, err = c.GetACL("/a2")
+	require.ErrorIs(t, err, zk.ErrNoAuth, "no READ or ADMIN for an unauthenticated caller")
+	require.NoError(t, c.AddAuth("digest", []byte("alice:secret")))
+	acl, st2, err := c.GetACL("/a2")
 	require.NoError(t, err)
 	require.Equal(t, digest, acl)
 	require.Equal(t, *st, *st2)
 
-	_, err = c.SetACL("/a", openACL, 0)
+	_, err = c.SetACL("/a2", openACL, 0)
 	require.ErrorIs(t, err, zk.ErrBadVersion)
-	_, err = c.SetACL("/a", openACL, -1)
+	_, err = c.SetACL("/a2", openACL, -1)
 	require.NoError(t, err)
 
 	// The initial /zookeeper/config node is world-readable only.

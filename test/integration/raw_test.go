@@ -390,11 +390,11 @@ func TestCreate2ContainerTTLRaw(t *testing.T) {
 		{"create2 ephemeral", wire.OpCreate2, &wire.CreateRequest{Path: "/c2e", ACL: wire.OpenACLUnsafe, Flags: wire.ModeEphemeral},
 			"/c2e", c.resp.SessionID},
 		{"createContainer", wire.OpCreateContainer, &wire.CreateRequest{Path: "/cc", ACL: wire.OpenACLUnsafe, Flags: wire.ModeContainer},
-			"/cc", wire.ContainerOwner},
+			"/cc", 0},
 		{"createTTL", wire.OpCreateTTL, &wire.CreateTTLRequest{Path: "/ttl", ACL: wire.OpenACLUnsafe,
-			Flags: wire.ModePersistentWithTTL, TTL: 60000}, "/ttl", wire.TTLOwner(60000)},
+			Flags: wire.ModePersistentWithTTL, TTL: 60000}, "/ttl", 0},
 		{"createTTL sequential", wire.OpCreateTTL, &wire.CreateTTLRequest{Path: "/ttls-", ACL: wire.OpenACLUnsafe,
-			Flags: wire.ModePersistentSequentialWithTTL, TTL: 1}, "/ttls-0000000004", wire.TTLOwner(1)},
+			Flags: wire.ModePersistentSequentialWithTTL, TTL: 1}, "/ttls-0000000004", 0},
 	}
 	for _, tc := range cases {
 		var resp wire.Create2Response

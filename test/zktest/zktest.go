@@ -89,6 +89,13 @@ func WithSnapshotEvery(n uint64) Option {
 // non-voters that serve reads and forward writes (server.N=...:observer).
 func WithObservers(k int) Option { return func(o *options) { o.observers = k } }
 
+// WithSuperDigest configures the super user: "user:base64(sha1(user:pw))"
+// (ZooKeeper's DigestAuthenticationProvider.superDigest).
+func WithSuperDigest(digest string) Option { return func(o *options) { o.cfg.SuperDigest = digest } }
+
+// WithSkipACL disables ACL checks, as ZooKeeper's skipACL=yes.
+func WithSkipACL() Option { return func(o *options) { o.cfg.SkipACL = true } }
+
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 

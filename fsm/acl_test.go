@@ -1,0 +1,70 @@
+package fsm
+
+import (
+	"testing"
+
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckACL(t *testing.T) {
+	alice := wire.Id{Scheme: "digest", ID: "alice:hash"}
+	ip := wire.Id{Scheme: "ip", ID: "10.1.2.3"}
+	cases := []struct {
+		name string
+		acl  []wire.ACL
+		perm wire.Perm
+		auth []wire.Id
+		want bool
+	}{
+		{"world anyone", wire.OpenACLUnsafe, wire.PermWrite, nil, true},
+		{"read-only world", wire.ReadACLUnsafe, wire.PermWrite, nil, false},
+		{"empty acl", nil, wire.PermAdmin, nil, true},
+		{"digest match", []wire.ACL{{Perms: wire.PermRead, ID: alice}}, wire.PermRead, []wire.Id{ip, alice}, true},
+		{"digest perm missing", []wire.ACL{{Perms: wire.PermRead, ID: alice}}, wire.PermWrite, []wire.Id{alice}, false},
+		{"digest other user", []wire.ACL{{Perms: wire.PermAll, ID: alice}}, wire.PermRead, []wire.Id{{Scheme: "digest", ID: "bob:h"}}, false},
+		{"ip exact", []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "ip", ID: "10.1.2.3"}}}, wire.PermRead, []wire.Id{ip}, true},
+		{"ip cidr", []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "ip", ID: "10.1.0.0/16"}}}, wire.PermRead, []wire.Id{ip}, true},
+		{"ip outside cidr", []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "ip", ID: "10.2.0.0/16"}}}, wire.PermRead, []wire.Id{ip}, false},
+		{"super", []wire.ACL{{Perms: wire.PermRead, ID: alice}}, wire.PermAdmin, []wire.Id{SuperID}, true},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, CheckACL(tc.acl, tc.perm, tc.auth), tc.name)
+	}
+	require.Equal(t, []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "digest", ID: "alice:x"}}},
+		MaskDigests([]wire.ACL{{Perms: wire.PermAll, ID: alice}}))
+}
+
+func TestApplyChecksACLs(t *testing.T) {
+	h := newHarness(t)
+	s := h.session()
+	alice := wire.Id{Scheme: "digest", ID: "alice:hash"}
+	aliceOnly := []wire.ACL{{Perms: wire.PermAll, ID: alice}}
+	readOnly := wire.ReadACLUnsafe
+	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpCreate, Path: "/priv", ACL: aliceOnly}).Err)
+	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpCreate, Path: "/priv/c", ACL: aliceOnly}).Err)
+	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpCreate, Path: "/ro", ACL: readOnly}).Err)
+	anon := []wire.Id{{Scheme: "ip", ID: "127.0.0.1"}}
+	as := func(auth []wire.Id, op Op) wire.Code {
+		r := h.apply(&Command{Type: CmdOps, Session: s, Auth: auth, Ops: []Op{op}})
+		return r.Err
+	}
+	open := wire.OpenACLUnsafe
+	// Precedence: parent missing before auth; auth before node missing/version.
+	require.Equal(t, wire.ErrNoNode, as(anon, Op{Type: wire.OpCreate, Path: "/nope/x", ACL: open}))
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpCreate, Path: "/priv/x", ACL: open}))
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpCreate, Path: "/priv/c", ACL: open}), "NoAuth before NodeExists")
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpDelete, Path: "/priv/missing", Version: -1}), "DELETE on the parent first")
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpSetData, Path: "/priv", Version: 7}), "NoAuth before BadVersion")
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpSetACL, Path: "/ro", ACL: open, Version: -1}))
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpCheck, Path: "/priv", Version: -1}))
+	require.Equal(t, wire.ErrNoAuth, as(anon, Op{Type: wire.OpSetData, Path: "/ro", Version: -1}))
+	require.Equal(t, wire.OK, as([]wire.Id{alice}, Op{Type: wire.OpSetData, Path: "/priv", Version: -1}))
+	require.Equal(t, wire.OK, as([]wire.Id{SuperID}, Op{Type: wire.OpSetACL, Path: "/ro", ACL: open, Version: -1}))
+	// Inside a multi the failing op reports NoAuth and nothing applies.
+	r := h.apply(&Command{Type: CmdOps, Session: s, Auth: anon, Multi: true, Ops: []Op{
+		createOp("/m1"), {Type: wire.OpDelete, Path: "/priv/c", Version: -1}}})
+	require.Equal(t, wire.ErrNoAuth, r.Ops[1].Err)
+	_, ok := h.f.Exists("/m1")
+	require.False(t, ok)
+}
