@@ -185,7 +185,7 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	}
 	path := op.Path
 	if op.Mode.IsSequential() {
-		path += fmt.Sprintf("%010d", parent.cversion)
+		path += fmt.Sprintf("%010d", parent.seq)
 	}
 	if f.nodes[path] != nil {
 		res.Err = wire.ErrNodeExists
@@ -215,6 +215,7 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	f.putNode(path, n)
 	p := f.mutable(parentPath)
 	p.cversion++
+	p.seq++
 	p.pzxid = zxid
 	f.link(p, wire.BaseName(path))
 	r.Events = append(r.Events, Event{wire.EventNodeCreated, path, f.acls.get(n.aclRef)},
@@ -298,6 +299,9 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 	parentPath := wire.ParentPath(path)
 	p := f.mutable(parentPath)
 	f.unlink(p, wire.BaseName(path))
+	// ZooKeeper 3.8 counts a child delete in cversion (observed on the
+	// Debian 3.8.0 server); the sequential suffix counts creates only.
+	p.cversion++
 	if zxid > p.pzxid {
 		p.pzxid = zxid
 	}

@@ -56,7 +56,7 @@ type Command struct {
 type Op struct {
 	Type    wire.OpCode     `msgpack:"o"`
 	Path    string          `msgpack:"p"`
-	Data    []byte          `msgpack:"d,omitempty"`
+	Data    []byte          `msgpack:"d"` // nil and empty differ: getData returns null or ""
 	ACL     []wire.ACL      `msgpack:"a,omitempty"`
 	Mode    wire.CreateMode `msgpack:"f,omitempty"`
 	TTL     int64           `msgpack:"l,omitempty"`

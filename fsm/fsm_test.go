@@ -60,11 +60,11 @@ func TestCreateStatBookkeeping(t *testing.T) {
 	got, _, _ := h.f.GetACL("/a")
 	require.Equal(t, wire.ReadACLUnsafe, got)
 
-	// delete: parent pzxid moves, cversion does not.
+	// delete: parent pzxid moves and, as in ZooKeeper 3.8, cversion too.
 	_, root, _ = h.f.Get("/")
 	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpDelete, Path: "/a", Version: -1}).Err)
 	_, after, _ := h.f.Get("/")
-	require.Equal(t, root.Cversion, after.Cversion)
+	require.Equal(t, root.Cversion+1, after.Cversion)
 	require.Equal(t, int64(h.idx), after.Pzxid)
 }
 
@@ -75,13 +75,17 @@ func TestSequentialSuffix(t *testing.T) {
 	require.Equal(t, "/q/n0000000001", h.create("/q/n", "", wire.ModePersistentSequential).Path)
 	h.mustCreate("/q/plain")
 	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpDelete, Path: "/q/n0000000000", Version: -1}).Err)
-	// cversion grows only on create: the delete does not reuse a number.
+	// The suffix counts creates only (observed on ZooKeeper 3.8): a delete
+	// neither reuses nor skips a number; cversion counts both.
 	require.Equal(t, "/q/0000000003", h.create("/q/", "", wire.ModePersistentSequential).Path)
+	_, st, _ := h.f.Get("/q")
+	require.Equal(t, int32(5), st.Cversion)
 }
 
 func TestSequentialOverflow(t *testing.T) {
 	h := newHarness(t)
 	h.mustCreate("/q")
+	h.f.nodes["/q"].seq = 2147483647
 	h.f.nodes["/q"].cversion = 2147483647
 	require.Equal(t, "/q/s2147483647", h.create("/q/s", "", wire.ModePersistentSequential).Path)
 	require.Equal(t, "/q/s-2147483648", h.create("/q/s", "", wire.ModePersistentSequential).Path)
@@ -192,4 +196,21 @@ func TestCommandCodec(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadCommand)
 	_, err = DecodeCommand([]byte{CommandVersion, 0xc1})
 	require.ErrorIs(t, err, ErrBadCommand)
+}
+
+// TestEmptyDataIsNotNull: ZooKeeper returns an empty buffer for a node
+// created with empty data and null only for null data (kazoo's Counter
+// decodes the data and breaks on null).
+func TestEmptyDataIsNotNull(t *testing.T) {
+	h := newHarness(t)
+	for path, data := range map[string][]byte{"/empty": {}, "/null": nil} {
+		cmd := cloneCmd(&Command{Type: CmdOps, Ops: []Op{{Type: wire.OpCreate, Path: path, Data: data, ACL: wire.OpenACLUnsafe}}})
+		require.Equal(t, wire.OK, h.apply(cmd).Err)
+		got, _, err := h.f.Get(path)
+		require.NoError(t, err)
+		require.Equal(t, data == nil, got == nil, path)
+	}
+	g := restore(t, snapshotBytes(t, h.f))
+	got, _, _ := g.Get("/empty")
+	require.NotNil(t, got, "a snapshot keeps empty data empty")
 }

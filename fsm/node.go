@@ -20,8 +20,9 @@ type node struct {
 	mtime    int64
 	owner    int64 // ephemeralOwner
 	version  int32
-	cversion int32
+	cversion int32 // counts child creates and deletes, as ZooKeeper 3.8
 	aversion int32
+	seq      int32 // counts child creates: the next sequential suffix
 	aclRef   uint32
 	gen      uint64 // snapshot generation the node was created or cloned in
 }
