@@ -142,6 +142,7 @@ func (c *conn) enqueue(frame []byte) {
 
 // flush writes everything queued to the socket.
 func (c *conn) flush() error {
+	c.s.gate.wait(c.done)
 	c.outMu.Lock()
 	buf := c.out
 	c.out = nil
@@ -227,6 +228,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			return
 		}
 		buf = frame[:0]
+		c.s.gate.wait(c.done)
 		c.stats.received.Add(1)
 		c.s.stats.received.Add(1)
 		p, stop := c.handle(frame)

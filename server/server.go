@@ -44,6 +44,7 @@ type Server struct {
 	stats      serverStats
 	metrics    *metrics
 	http       []*http.Server
+	gate       gate
 
 	// Cluster plumbing (nil when standalone).
 	self    Peer

@@ -303,3 +303,19 @@ func TestClusterObserver(t *testing.T) {
 	_, err = other.Create("/still-writable", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 }
+
+func TestClusterPausedLeaderClientsMoveOn(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithTickTime(500*time.Millisecond))
+	leader := c.Leader()
+	cl, _ := connect(t, []string{c.Servers()[leader], c.Servers()[(leader+1)%3]})
+	id := cl.SessionID()
+	c.Pause(leader)
+	eventually(t, "client writes through another node", func() bool {
+		_, err := cl.Create("/after-pause", nil, 0, zk.WorldACL(zk.PermAll))
+		return err == nil || err == zk.ErrNodeExists
+	})
+	require.Equal(t, id, cl.SessionID(), "the session survived the move")
+	c.Resume(leader)
+	f := c.Node(leader).Server().FSM()
+	eventually(t, "resumed node catches up", func() bool { _, ok := f.Exists("/after-pause"); return ok })
+}

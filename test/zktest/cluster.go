@@ -163,6 +163,27 @@ func (c *Cluster) RemoveNode(i int) {
 	c.nodes[i].Stop()
 }
 
+// Pause freezes node i as a SIGSTOP would: it is cut off from the other
+// nodes and its client connections stay open but get no answers, so its
+// clients time out (after 2/3 of their session timeout, for go-zookeeper)
+// and reconnect to another node within their session. A paused leader
+// loses leadership. Resume(i) undoes it (links to the others are
+// restored with Heal).
+func (c *Cluster) Pause(i int) {
+	c.Partition(i)
+	if srv := c.nodes[i].running(); srv != nil {
+		srv.Pause()
+	}
+}
+
+// Resume unfreezes node i and heals the network.
+func (c *Cluster) Resume(i int) {
+	if srv := c.nodes[i].running(); srv != nil {
+		srv.Resume()
+	}
+	c.Heal()
+}
+
 // Heal restores every link.
 func (c *Cluster) Heal() { c.net.heal() }
 
