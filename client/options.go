@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"time"
@@ -86,6 +87,25 @@ func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, 
 	return func(o *options) {
 		if dial != nil {
 			o.dialer = dial
+		}
+	}
+}
+
+// WithTLS connects over TLS with cfg (a server's secureClientPort). Set
+// cfg.Certificates to authenticate with a client certificate, which the
+// server maps to an x509 identity. The server name is taken from each
+// address unless cfg.ServerName is set.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) {
+		o.dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c := cfg.Clone()
+			if c.ServerName == "" {
+				if host, _, err := net.SplitHostPort(addr); err == nil {
+					c.ServerName = host
+				}
+			}
+			d := tls.Dialer{Config: c}
+			return d.DialContext(ctx, network, addr)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sync"
@@ -293,6 +294,17 @@ func (s *Server) startCluster() error {
 		cn = tcpClusterNet{}
 	}
 	s.mux = newClusterMux(self.ID, ln, cn, s.cfg.peerByAddr)
+	if s.cfg.ClusterTLS != nil {
+		t := s.cfg.ClusterTLS.Clone()
+		t.ClientAuth = tls.RequireAndVerifyClientCert
+		if t.ClientCAs == nil {
+			t.ClientCAs = t.RootCAs
+		}
+		if t.RootCAs == nil {
+			t.RootCAs = t.ClientCAs
+		}
+		s.mux.tls = t
+	}
 	s.mux.forward = s.serveForward
 	s.fwd = newForwarder(s)
 	s.batcher = session.NewBatcher(s.cfg.TickTime/2, s.cfg.Clock, s.fwd.touch)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,22 @@ type Config struct {
 	Port int
 	// Listener, if set, is used instead of Bind/Port.
 	Listener net.Listener
+	// SecurePort and SecureBind are the TLS client address
+	// (ZooKeeper's secureClientPort); SecureListener overrides them. TLS
+	// is its configuration (certificate; ClientCAs and ClientAuth to
+	// verify client certificates, which become x509 identities).
+	SecurePort     int
+	SecureBind     string
+	SecureListener net.Listener
+	TLS            *tls.Config
+	// ClusterTLS, if set, secures the cluster port with mutual TLS: it must
+	// hold this node's certificate and the CAs peers' certificates chain
+	// to (used both to serve and to dial; client certificates required).
+	ClusterTLS *tls.Config
+	// TLSFiles and ClusterTLSFiles build TLS and ClusterTLS from PEM files
+	// when those are nil (zoo.cfg's ssl.* and ssl.quorum.* keys).
+	TLSFiles        TLSFiles
+	ClusterTLSFiles TLSFiles
 	// DataDir holds the Raft log and snapshots; empty means in memory.
 	DataDir string
 	// Stores, if set (and DataDir is empty), are the Raft stores to use
@@ -203,6 +220,23 @@ func (c *Config) Validate() error {
 		if c.Raft == (RaftTimers{}) {
 			c.Raft = DefaultRaftTimers
 		}
+	}
+	if c.TLS == nil && !c.TLSFiles.empty() {
+		t, err := c.TLSFiles.ServerTLSConfig()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.TLS = t
+	}
+	if c.ClusterTLS == nil && !c.ClusterTLSFiles.empty() {
+		t, err := c.ClusterTLSFiles.ServerTLSConfig()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.ClusterTLS = t
+	}
+	if (c.SecurePort > 0 || c.SecureListener != nil) && c.TLS == nil {
+		errs = append(errs, errors.New("a secure client port needs a TLS configuration (certificate and key)"))
 	}
 	if c.Clock == nil {
 		c.Clock = session.RealClock{}

@@ -184,6 +184,9 @@ func (c *conn) sessionGone() {
 // serve runs the connection: handshake, then the request loop.
 func (c *conn) serve() {
 	defer c.close()
+	if !c.tlsHandshake() {
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	if word, ok := c.peekFourLetterWord(br); ok {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,7 @@ type clusterMux struct {
 	ln      net.Listener
 	net     ClusterNet
 	peers   func(addr string) string // cluster address -> node id
+	tls     *tls.Config              // mutual TLS on the cluster port, or nil
 	raftCh  chan net.Conn
 	forward func(peer string, c net.Conn)
 	closed  chan struct{}
@@ -69,6 +71,7 @@ func (m *clusterMux) serve() {
 }
 
 func (m *clusterMux) route(c net.Conn) {
+	c = m.serverTLS(c)
 	_ = c.SetReadDeadline(time.Now().Add(clusterHelloTimeout))
 	br := bufio.NewReader(c)
 	kind, peer, err := readHello(br)
@@ -118,6 +121,11 @@ func (m *clusterMux) dial(kind byte, addr string, timeout time.Duration) (net.Co
 	if err != nil {
 		return nil, err
 	}
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if c, err = m.clientTLS(c, addr); err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Time{})
 	hello := append([]byte{kind, byte(len(m.self))}, m.self...)
 	_ = c.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := c.Write(hello); err != nil {

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,14 +23,15 @@ import (
 // Server is a ZooKeeper-compatible server: a client listener in front of a
 // Raft-replicated fsm.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	fsm     *fsm.FSM
-	node    *raftNode
-	watches *watch.Manager
-	tracker *session.Tracker
-	ln      net.Listener
-	started time.Time
+	cfg      Config
+	log      *slog.Logger
+	fsm      *fsm.FSM
+	node     *raftNode
+	watches  *watch.Manager
+	tracker  *session.Tracker
+	ln       net.Listener
+	secureLn net.Listener
+	started  time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -112,8 +115,13 @@ func New(cfg Config) (*Server, error) {
 		s.shutdown()
 		return nil, err
 	}
+	if err := s.listenSecure(); err != nil {
+		_ = s.ln.Close()
+		s.shutdown()
+		return nil, err
+	}
 	s.wg.Add(1)
-	go s.acceptLoop()
+	go s.acceptLoop(s.ln, nil)
 	return s, nil
 }
 
@@ -180,6 +188,9 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	err := s.ln.Close()
+	if s.secureLn != nil {
+		_ = s.secureLn.Close()
+	}
 	for _, hs := range s.http {
 		_ = hs.Close()
 	}
@@ -193,10 +204,10 @@ func (s *Server) Close() error {
 	return err
 }
 
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(ln net.Listener, tlsCfg *tls.Config) {
 	defer s.wg.Done()
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
@@ -204,6 +215,9 @@ func (s *Server) acceptLoop() {
 			s.log.Warn("accept failed", "err", err)
 			time.Sleep(10 * time.Millisecond)
 			continue
+		}
+		if tlsCfg != nil {
+			nc = tls.Server(nc, tlsCfg)
 		}
 		c, ok := s.admit(nc)
 		if !ok {
@@ -407,4 +421,35 @@ func (s *Server) readFilter(acl []wire.ACL) func(watch.Watcher) bool {
 		c, ok := w.(*conn)
 		return !ok || c.allowed(acl, wire.PermRead)
 	}
+}
+
+// listenSecure starts the TLS client port, if configured.
+func (s *Server) listenSecure() error {
+	ln := s.cfg.SecureListener
+	if ln == nil && s.cfg.SecurePort > 0 {
+		bind := s.cfg.SecureBind
+		if bind == "" {
+			bind = s.cfg.Bind
+		}
+		var err error
+		if ln, err = net.Listen("tcp", net.JoinHostPort(bind, strconv.Itoa(s.cfg.SecurePort))); err != nil {
+			return fmt.Errorf("listen on secure client port: %w", err)
+		}
+	}
+	if ln == nil {
+		return nil
+	}
+	s.secureLn = ln
+	s.wg.Add(1)
+	go s.acceptLoop(ln, s.cfg.TLS)
+	s.log.Info("serving ZooKeeper clients over TLS", "addr", ln.Addr().String())
+	return nil
+}
+
+// SecureAddr returns the TLS client listener's address, or nil.
+func (s *Server) SecureAddr() net.Addr {
+	if s.secureLn == nil {
+		return nil
+	}
+	return s.secureLn.Addr()
 }

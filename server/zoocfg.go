@@ -118,6 +118,26 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.SuperDigest = val
 	case "skipACL":
 		cfg.SkipACL = strings.EqualFold(val, "yes") || strings.EqualFold(val, "true")
+	case "secureClientPort":
+		cfg.SecurePort = num()
+	case "secureClientPortAddress":
+		cfg.SecureBind = val
+	case "ssl.keyStore.location":
+		cfg.TLSFiles.KeyStore = val
+	case "ssl.trustStore.location":
+		cfg.TLSFiles.TrustStore = val
+	case "ssl.clientAuth":
+		cfg.TLSFiles.ClientAuth = val
+	case "ssl.quorum.keyStore.location":
+		cfg.ClusterTLSFiles.KeyStore = val
+	case "ssl.quorum.trustStore.location":
+		cfg.ClusterTLSFiles.TrustStore = val
+	case "ssl.keyStore.type", "ssl.trustStore.type", "ssl.quorum.keyStore.type", "ssl.quorum.trustStore.type":
+		if !strings.EqualFold(val, "PEM") {
+			err = fmt.Errorf("only PEM key and trust stores are supported, not %s", val)
+		}
+	case "sslQuorum", "serverCnxnFactory", "client.secure", "ssl.hostnameVerification", "ssl.quorum.hostnameVerification":
+		// Implied by the ssl.quorum.* files / the secure port; accepted.
 	case "forceSync":
 		cfg.NoSync = strings.EqualFold(val, "no")
 	default:

@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ type Option func(*options)
 
 type options struct {
 	observers int
+	secure    bool
 	cfg       server.Config
 	clock     *session.ManualClock
 	durable   bool
@@ -96,6 +98,15 @@ func WithSuperDigest(digest string) Option { return func(o *options) { o.cfg.Sup
 // WithSkipACL disables ACL checks, as ZooKeeper's skipACL=yes.
 func WithSkipACL() Option { return func(o *options) { o.cfg.SkipACL = true } }
 
+// WithTLS also serves the client protocol over TLS on a second free
+// loopback port (Server.SecureAddr) with cfg (set cfg.ClientCAs and
+// ClientAuth to map client certificates to x509 identities).
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.cfg.TLS = cfg; o.secure = true } }
+
+// WithClusterTLS secures a cluster's node-to-node traffic with mutual TLS:
+// cfg holds the nodes' certificate and their CA (RootCAs).
+func WithClusterTLS(cfg *tls.Config) Option { return func(o *options) { o.cfg.ClusterTLS = cfg } }
+
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
@@ -161,6 +172,14 @@ func (s *Server) startErr(addr string, clusterLn net.Listener) error {
 		return err
 	}
 	cfg.Listener = ln
+	if s.opts.secure {
+		sec, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		cfg.SecureListener = sec
+	}
 	if cfg.ID != "" {
 		if clusterLn == nil {
 			for _, p := range cfg.Peers {
@@ -206,6 +225,14 @@ func (s *Server) server() *server.Server {
 
 // Addr returns "host:port".
 func (s *Server) Addr() string { return s.addr }
+
+// SecureAddr returns the TLS client address ("host:port"), with WithTLS.
+func (s *Server) SecureAddr() string {
+	if a := s.server().SecureAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
 
 // Servers returns the address list for go-zookeeper's zk.Connect or
 // client.Connect.

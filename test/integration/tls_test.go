@@ -1,0 +1,151 @@
+package integration_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	pclient "github.com/paddockzk/paddock/client"
+	"github.com/paddockzk/paddock/test/zktest"
+	"github.com/stretchr/testify/require"
+)
+
+// testPKI is a CA with a server certificate for 127.0.0.1 and client
+// certificates, all in memory.
+type testPKI struct {
+	ca     *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	pool   *x509.CertPool
+	serial int64
+}
+
+func newPKI(t *testing.T) *testPKI {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "paddock test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	ca, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return &testPKI{ca: ca, caKey: key, pool: pool, serial: 1}
+}
+
+func (p *testPKI) cert(t *testing.T, subject pkix.Name) tls.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	p.serial++
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: subject,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func (p *testPKI) serverConfig(t *testing.T, clientAuth tls.ClientAuthType) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{p.cert(t, pkix.Name{CommonName: "127.0.0.1"})},
+		ClientCAs: p.pool, RootCAs: p.pool, ClientAuth: clientAuth, MinVersion: tls.VersionTLS12}
+}
+
+func TestTLSGoZookeeper(t *testing.T) {
+	t.Parallel()
+	pki := newPKI(t)
+	srv := zktest.Start(t, zktest.WithTLS(pki.serverConfig(t, tls.VerifyClientCertIfGiven)))
+	dialer := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, &tls.Config{RootCAs: pki.pool})
+	}
+	conn, ev, err := zk.Connect([]string{srv.SecureAddr()}, 5*time.Second, zk.WithDialer(dialer), zk.WithLogInfo(false))
+	require.NoError(t, err)
+	defer conn.Close()
+	for e := range ev {
+		if e.State == zk.StateHasSession {
+			break
+		}
+	}
+	_, err = conn.Create("/over-tls", []byte("secret"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	// A plaintext client on the TLS port gets nowhere.
+	nc, err := net.Dial("tcp", srv.SecureAddr())
+	require.NoError(t, err)
+	defer nc.Close()
+	_, _ = nc.Write([]byte("ruok"))
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 16)
+	n, _ := nc.Read(buf)
+	require.NotEqual(t, "imok", string(buf[:n]), "the TLS port does not speak plaintext")
+}
+
+func TestTLSClientCertificateIsX509Identity(t *testing.T) {
+	t.Parallel()
+	pki := newPKI(t)
+	srv := zktest.Start(t, zktest.WithTLS(pki.serverConfig(t, tls.VerifyClientCertIfGiven)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	appCert := pki.cert(t, pkix.Name{CommonName: "app-1", Organization: []string{"Paddock Test"}})
+	app, err := pclient.Connect(ctx, []string{srv.SecureAddr()},
+		pclient.WithTLS(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{appCert}}))
+	require.NoError(t, err)
+	defer app.Close()
+	ids, err := app.WhoAmI(ctx)
+	require.NoError(t, err)
+	subject := "CN=app-1,O=Paddock Test"
+	require.Contains(t, ids, pclient.ClientInfo{AuthScheme: "x509", User: subject})
+
+	_, _, err = app.Create(ctx, "/app-only", []byte("x"), pclient.ModePersistent,
+		[]pclient.ACL{{Perms: pclient.PermAll, ID: pclient.Id{Scheme: "x509", ID: subject}}})
+	require.NoError(t, err)
+	_, _, err = app.Get(ctx, "/app-only")
+	require.NoError(t, err)
+
+	anon, err := pclient.Connect(ctx, []string{srv.SecureAddr()}, pclient.WithTLS(&tls.Config{RootCAs: pki.pool}))
+	require.NoError(t, err)
+	defer anon.Close()
+	_, _, err = anon.Get(ctx, "/app-only")
+	require.ErrorIs(t, err, pclient.ErrNoAuth)
+}
+
+func TestTLSCluster(t *testing.T) {
+	t.Parallel()
+	pki := newPKI(t)
+	nodeCfg := &tls.Config{Certificates: []tls.Certificate{pki.cert(t, pkix.Name{CommonName: "127.0.0.1"})},
+		RootCAs: pki.pool, MinVersion: tls.VersionTLS12}
+	c := zktest.StartCluster(t, 3, zktest.WithClusterTLS(nodeCfg))
+	follower := (c.Leader() + 1) % 3
+	conn := connect(t, c.Node(follower))
+	_, err := conn.Create("/replicated", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "writes are forwarded and replicated over mutual TLS")
+
+	// A peer without a certificate the nodes trust cannot talk to them.
+	members, err := c.Node(0).Server().Members()
+	require.NoError(t, err)
+	stranger := newPKI(t)
+	_, err = tls.Dial("tcp", members[0].Addr, &tls.Config{RootCAs: pki.pool,
+		Certificates: []tls.Certificate{stranger.cert(t, pkix.Name{CommonName: "127.0.0.1"})}})
+	if err == nil {
+		t.Log("handshake accepted on the client side; the server must reject the first read")
+	}
+	tc, err := tls.Dial("tcp", members[0].Addr, &tls.Config{RootCAs: pki.pool})
+	if err == nil {
+		_, err = tc.Write([]byte("R\x01x"))
+		if err == nil {
+			_ = tc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err = tc.Read(make([]byte, 1))
+		}
+		tc.Close()
+	}
+	require.Error(t, err, "a cluster port without a client certificate is refused")
+}
