@@ -64,6 +64,7 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("DELETE /cluster/members/{id}", func(w http.ResponseWriter, r *http.Request) {
 		adminResult(w, s.RemoveMember(r.PathValue("id")))
 	})
+	mux.HandleFunc("GET /snapshot", s.serveSnapshot)
 	mux.HandleFunc("POST /cluster/transfer-leadership", func(w http.ResponseWriter, r *http.Request) {
 		adminResult(w, s.TransferLeadership(r.URL.Query().Get("to")))
 	})
@@ -107,7 +108,7 @@ func (s *Server) adminCommand(w http.ResponseWriter, r *http.Request) {
 		out["is_leader"] = s.isLeader()
 		out["leader_id"] = s.Leader()
 	case "isro":
-		out["read_only"] = false
+		out["read_only"] = s.readOnlyNow()
 	case "voting_view":
 		members, err := s.Members()
 		if err != nil {

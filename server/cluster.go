@@ -255,6 +255,8 @@ func (s *Server) Mode() string {
 	switch {
 	case !s.cfg.clustered():
 		return "standalone"
+	case s.readOnlyNow():
+		return "read-only"
 	case s.isLeader():
 		return "leader"
 	case s.self.Observer:
@@ -329,12 +331,18 @@ func (s *Server) quorumWatch() {
 		case <-t.C:
 		}
 		if s.Leader() != "" {
+			if leaderless >= 2 {
+				// Read-only sessions end with the partition: their clients
+				// reconnect for a read-write session.
+				s.dropConnections(func(c *conn) bool { return c.readOnly.Load() })
+			}
 			leaderless = 0
 			continue
 		}
 		if leaderless++; leaderless == 2 {
-			s.log.Warn("no leader: closing client connections until the quorum is back", "id", s.cfg.ID)
-			s.DropConnections()
+			s.log.Warn("no leader: closing client connections until the quorum is back", "id", s.cfg.ID,
+				"read_only_mode", s.cfg.ReadOnlyMode)
+			s.dropConnections(func(c *conn) bool { return !c.readOnly.Load() })
 		}
 	}
 }
@@ -361,4 +369,10 @@ func (s *Server) syncFuture() raft.ApplyFuture {
 		ff.err = err
 	}()
 	return ff
+}
+
+// readOnlyNow reports whether this node serves only read-only sessions:
+// read-only mode is enabled and it knows no leader.
+func (s *Server) readOnlyNow() bool {
+	return s.cfg.clustered() && s.cfg.ReadOnlyMode && s.Leader() == ""
 }

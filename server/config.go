@@ -139,6 +139,12 @@ type Config struct {
 	ClusterNet ClusterNet
 	// Raft holds cluster Raft timers; zero means DefaultRaftTimers.
 	Raft RaftTimers
+	// ReconfigEnabled allows the reconfig opcode (ZooKeeper's
+	// reconfigEnabled, default false).
+	ReconfigEnabled bool
+	// ReadOnlyMode lets a node cut off from the quorum keep serving
+	// clients that ask for read-only sessions (readonlymode.enabled).
+	ReadOnlyMode bool
 	// SuperDigest is "user:base64(sha1(user:password))"; a client that
 	// authenticates as that digest user bypasses every ACL (ZooKeeper's
 	// DigestAuthenticationProvider.superDigest).

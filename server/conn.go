@@ -31,7 +31,10 @@ type conn struct {
 
 	sessionID atomic.Int64
 	timeout   int32
-	created   time.Time
+	// readOnly marks a read-only session served while this node has no
+	// quorum (set during the handshake, before any request is read).
+	readOnly atomic.Bool
+	created  time.Time
 
 	authMu sync.Mutex                // serialises addIdentity
 	auth   atomic.Pointer[[]wire.Id] // read without locking

@@ -74,6 +74,9 @@ func (s *Server) FourLetterWord(word string) string {
 	case "dump":
 		return s.dump()
 	case "isro":
+		if s.readOnlyNow() {
+			return "ro"
+		}
 		return "rw"
 	case "dirs":
 		return fmt.Sprintf("datadir_size: %d\nlogdir_size: 0\n", dirSize(s.cfg.DataDir))

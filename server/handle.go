@@ -38,6 +38,10 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 	case wire.OpAuth:
 		return p, c.authenticate(d, p)
 	case wire.OpSync:
+		if c.readOnly.Load() {
+			p.code = wire.ErrNotReadOnly
+			return p, false
+		}
 		var r wire.PathRequest
 		if err := r.Decode(d); err != nil {
 			c.logDrop("sync", err)
@@ -48,6 +52,10 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, &wire.PathRequest{Path: r.Path} }
 		return p, false
 	case wire.OpCloseSession:
+		if c.readOnly.Load() { // a read-only session is local to this node
+			p.closeAfter = true
+			return p, true
+		}
 		if !c.awaitDeferredReads() {
 			return nil, true
 		}
@@ -67,6 +75,14 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 	case err != nil:
 		c.logDrop("request "+h.Op.String(), err)
 		return nil, true
+	}
+	if c.readOnly.Load() && writesState(h.Op) {
+		p.code = wire.ErrNotReadOnly
+		return p, false
+	}
+	if r, ok := req.(*wire.ReconfigRequest); ok {
+		c.reconfig(p, r)
+		return p, false
 	}
 	if cmd, code := c.writeCommand(h.Op, req); cmd != nil || code != wire.OK {
 		if cmd != nil && !c.awaitDeferredReads() {
@@ -245,4 +261,15 @@ func (c *conn) expandACL(acl []wire.ACL) []wire.ACL {
 		}
 	}
 	return out
+}
+
+// writesState reports whether op changes the tree (refused with
+// NotReadOnly on a read-only connection).
+func writesState(op wire.OpCode) bool {
+	switch op {
+	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL, wire.OpDelete,
+		wire.OpSetData, wire.OpSetACL, wire.OpCheck, wire.OpMulti, wire.OpReconfig:
+		return true
+	}
+	return false
 }

@@ -43,11 +43,12 @@ type Server struct {
 	perIP     map[string]int
 	closed    bool
 
-	nextConnID atomic.Uint64
-	stats      serverStats
-	metrics    *metrics
-	http       []*http.Server
-	gate       gate
+	nextConnID       atomic.Uint64
+	nextLocalSession atomic.Uint64
+	stats            serverStats
+	metrics          *metrics
+	http             []*http.Server
+	gate             gate
 
 	// Cluster plumbing (nil when standalone).
 	self    Peer
@@ -389,9 +390,13 @@ func (s *Server) Reap() int {
 }
 
 // DropConnections closes every client connection; sessions live on.
-func (s *Server) DropConnections() {
+func (s *Server) DropConnections() { s.dropConnections(func(*conn) bool { return true }) }
+
+func (s *Server) dropConnections(which func(*conn) bool) {
 	for _, c := range s.connList() {
-		c.close()
+		if which(c) {
+			c.close()
+		}
 	}
 }
 

@@ -20,8 +20,6 @@ func (c *conn) writeCommand(op wire.OpCode, req wire.Record) (*fsm.Command, wire
 			cmd.Ops = append(cmd.Ops, o)
 		}
 		return cmd, wire.OK
-	case *wire.ReconfigRequest:
-		return nil, wire.ErrReconfigDisabled
 	}
 	o, isWrite := c.toOp(op, req)
 	if !isWrite {

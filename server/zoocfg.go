@@ -138,6 +138,12 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		}
 	case "sslQuorum", "serverCnxnFactory", "client.secure", "ssl.hostnameVerification", "ssl.quorum.hostnameVerification":
 		// Implied by the ssl.quorum.* files / the secure port; accepted.
+	case "reconfigEnabled":
+		cfg.ReconfigEnabled, err = strconv.ParseBool(val)
+	case "readonlymode.enabled":
+		cfg.ReadOnlyMode, err = strconv.ParseBool(val)
+	case "standaloneEnabled":
+		// Paddock is standalone exactly when no server.N lines are given.
 	case "forceSync":
 		cfg.NoSync = strings.EqualFold(val, "no")
 	default:

@@ -107,6 +107,13 @@ func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.cfg.TLS = cfg
 // cfg holds the nodes' certificate and their CA (RootCAs).
 func WithClusterTLS(cfg *tls.Config) Option { return func(o *options) { o.cfg.ClusterTLS = cfg } }
 
+// WithReadOnlyMode lets cluster nodes cut off from the quorum serve
+// read-only sessions (readonlymode.enabled).
+func WithReadOnlyMode() Option { return func(o *options) { o.cfg.ReadOnlyMode = true } }
+
+// WithReconfig enables the reconfig opcode (reconfigEnabled=true).
+func WithReconfig() Option { return func(o *options) { o.cfg.ReconfigEnabled = true } }
+
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 

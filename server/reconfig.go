@@ -1,0 +1,140 @@
+package server
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// reconfig answers ZooKeeper's reconfig (opcode 16): with reconfigEnabled
+// it performs Raft membership changes. As in ZooKeeper the caller needs
+// WRITE on /zookeeper/config, whose default ACL is read-only for everyone,
+// so only the super user (or skipACL) may reconfigure unless an operator
+// grants it. The reply is /zookeeper/config's new data and Stat.
+func (c *conn) reconfig(p *pendingReply, r *wire.ReconfigRequest) {
+	switch {
+	case !c.s.cfg.ReconfigEnabled:
+		p.code = wire.ErrReconfigDisabled
+		return
+	case !c.s.cfg.clustered():
+		p.code = wire.ErrUnimplemented // standalone: "reconfiguration currently not supported"
+		return
+	}
+	if acl, _, err := c.s.fsm.GetACL(fsm.ConfigPath); err == nil && !c.allowed(acl, wire.PermWrite) {
+		p.code = wire.ErrNoAuth
+		return
+	}
+	ff := &fwdFuture{done: make(chan struct{}), res: &fsm.Result{}}
+	go func() {
+		defer close(ff.done)
+		ff.err = c.s.runReconfig(r)
+	}()
+	c.deferred.Add(1)
+	p.future = ff
+	p.finish = func(*fsm.Result) (wire.Code, wire.Record) {
+		data, st, err := c.s.fsm.Get(fsm.ConfigPath)
+		if err != nil {
+			return wire.CodeOf(err), nil
+		}
+		return wire.OK, &wire.GetDataResponse{Data: data, Stat: st}
+	}
+}
+
+// errReconfig carries a protocol code out of runReconfig.
+type errReconfig struct{ code wire.Code }
+
+func (e errReconfig) Error() string { return e.code.Error() }
+func (e errReconfig) Unwrap() error { return e.code }
+
+// runReconfig applies an incremental (joining/leaving) or non-incremental
+// (newMembers) reconfiguration.
+func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
+	cfg := s.node.r.GetConfiguration()
+	if err := cfg.Error(); err != nil {
+		return err
+	}
+	if r.CurConfigID != -1 && r.CurConfigID != int64(cfg.Index()) {
+		return errReconfig{wire.ErrBadVersion}
+	}
+	current := map[string]bool{}
+	for _, srv := range cfg.Configuration().Servers {
+		current[string(srv.ID)] = true
+	}
+	var join []Peer
+	var leave []string
+	if r.NewMembers != "" {
+		peers, err := parseMemberList(r.NewMembers)
+		if err != nil {
+			return errReconfig{wire.ErrBadArguments}
+		}
+		want := map[string]bool{}
+		for _, p := range peers {
+			want[p.ID] = true
+			if !current[p.ID] {
+				join = append(join, p)
+			}
+		}
+		for id := range current {
+			if !want[id] {
+				leave = append(leave, id)
+			}
+		}
+	} else {
+		peers, err := parseMemberList(r.JoiningServers)
+		if err != nil {
+			return errReconfig{wire.ErrBadArguments}
+		}
+		join = peers
+		for _, id := range strings.Split(r.LeavingServers, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				leave = append(leave, id)
+			}
+		}
+	}
+	for _, p := range join {
+		if err := s.AddMember(p.ID, p.Addr, p.Observer); err != nil {
+			return err
+		}
+	}
+	for _, id := range leave {
+		if err := s.RemoveMember(id); err != nil && !errors.Is(err, raft.ErrNotLeader) {
+			return err
+		}
+	}
+	// Answer with the new /zookeeper/config as the leader wrote it.
+	idx, err := s.syncIndex()
+	if err != nil {
+		return err
+	}
+	return s.waitApplied(idx, membershipTimeout)
+}
+
+// parseMemberList parses "server.N=host:q:e[:role][;client],..." (commas
+// or newlines), as ZooKeeper's reconfig accepts.
+func parseMemberList(s string) ([]Peer, error) {
+	var out []Peer
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
+		item = strings.TrimSpace(item)
+		if item == "" || strings.HasPrefix(item, "version=") {
+			continue
+		}
+		key, val, ok := strings.Cut(item, "=")
+		id, isServer := strings.CutPrefix(key, "server.")
+		if !ok || !isServer {
+			return nil, errors.New("want server.N=host:port:port")
+		}
+		if _, err := strconv.Atoi(id); err != nil {
+			return nil, err
+		}
+		p, err := ParseServerLine(id, val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,75 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/paddockzk/paddock/client"
+	"github.com/paddockzk/paddock/server"
+	"github.com/paddockzk/paddock/test/zktest"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadOnlyMode(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithReadOnlyMode())
+	setup, _ := connect(t, c.Servers())
+	_, err := setup.Create("/data", []byte("before"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	cut := (c.Leader() + 1) % 3
+	f := c.Node(cut).Server().FSM()
+	eventually(t, "replicated", func() bool { _, ok := f.Exists("/data"); return ok })
+	c.Partition(cut)
+	eventually(t, "the cut-off node is read-only", func() bool { return c.Node(cut).Server().Mode() == "read-only" })
+	require.Equal(t, "ro", c.Node(cut).Server().FourLetterWord("isro"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ro, err := client.Connect(ctx, []string{c.Servers()[cut]}, client.WithReadOnly(true))
+	require.NoError(t, err)
+	defer ro.Close()
+	require.Equal(t, client.StateConnectedReadOnly, ro.State())
+	data, _, err := ro.Get(ctx, "/data")
+	require.NoError(t, err)
+	require.Equal(t, []byte("before"), data)
+	_, _, err = ro.Create(ctx, "/nope", nil, client.ModePersistent, nil)
+	require.ErrorIs(t, err, client.ErrNotReadOnly)
+
+	// A client that did not ask for read-only is refused.
+	_, err = client.Connect(ctx, []string{c.Servers()[cut]}, client.WithSessionTimeout(2*time.Second))
+	require.Error(t, err)
+	c.Heal()
+	eventually(t, "quorum back", func() bool { return c.Node(cut).Server().Mode() == "follower" })
+}
+
+func TestReconfigOpcode(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, _ := connect(t, c.Servers())
+	// Without WRITE on /zookeeper/config (read-only for everyone), reconfig is refused.
+	_, err := cl.IncrementalReconfig(nil, []string{"3"}, -1)
+	require.ErrorIs(t, err, zk.ErrNoAuth)
+
+	admin, _ := connect(t, c.Servers())
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = admin.IncrementalReconfig(nil, []string{"3"}, -1)
+	require.NoError(t, err)
+	members, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	require.Len(t, members, 2, "node 3 left through reconfig")
+	data, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.NotContains(t, string(data), "server.3=")
+	_, err = admin.IncrementalReconfig([]string{fmt.Sprintf("server.9=%s:3999:participant", addr)}, nil, 12345)
+	require.ErrorIs(t, err, zk.ErrBadVersion, "a stale curConfigId is refused")
+	_ = ctx
+}
