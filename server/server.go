@@ -134,18 +134,24 @@ var StartTimeout = 60 * time.Second
 // cluster secret (so it can check session passwords).
 func (s *Server) waitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	for !s.fsm.HasSecret() || s.Leader() == "" {
+	for {
 		if time.Now().After(deadline) {
 			return errors.New("paddock: no leader elected within " + timeout.String())
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	if s.isLeader() {
+		if !s.fsm.HasSecret() || s.Leader() == "" {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		if !s.isLeader() {
+			return nil
+		}
 		// Apply every committed entry before serving (a restart replays
-		// its log), so clients never see an older state than they saw.
-		return s.node.r.Barrier(time.Until(deadline)).Error()
+		// its log), so clients never see an older state than they saw. If
+		// leadership moves meanwhile, look again.
+		if s.node.r.Barrier(time.Until(deadline)).Error() == nil {
+			return nil
+		}
 	}
-	return nil
 }
 
 func (s *Server) closeCluster() {
