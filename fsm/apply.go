@@ -195,6 +195,9 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrNoChildrenForEphemerals
 		return res
 	}
+	if res.Err = f.quotaCheck(path, 1, int64(len(op.Data)), cmd.EnforceQuota, r); res.Err != wire.OK {
+		return res
+	}
 	n := &node{data: op.Data, czxid: zxid, mzxid: zxid, pzxid: zxid,
 		ctime: cmd.Time, mtime: cmd.Time, aclRef: f.acls.ref(op.ACL)}
 	switch {
@@ -218,6 +221,8 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	p.seq++
 	p.pzxid = zxid
 	f.link(p, wire.BaseName(path))
+	f.quotaUpdate(path, 1, int64(len(n.data)))
+	f.quotaNodeChanged(path, false)
 	r.Events = append(r.Events, Event{wire.EventNodeCreated, path, f.acls.get(n.aclRef)},
 		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(p.aclRef)})
 	res.Path, res.Stat = path, n.stat()
@@ -295,6 +300,8 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 			f.setMember(f.ttls, path, false)
 		}
 	}
+	f.quotaUpdate(path, -1, -int64(len(n.data)))
+	f.quotaNodeChanged(path, true)
 	f.deleteNode(path)
 	parentPath := wire.ParentPath(path)
 	p := f.mutable(parentPath)
@@ -317,13 +324,22 @@ func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrNoNode
 	case !f.allowed(cmd, n, wire.PermWrite):
 		res.Err = wire.ErrNoAuth
+	default:
+		res.Err = f.quotaCheck(op.Path, 0, int64(len(op.Data)-len(n.data)), cmd.EnforceQuota, r)
+	}
+	if res.Err != wire.OK {
+		return res
+	}
+	switch {
 	case op.Version != -1 && op.Version != n.version:
 		res.Err = wire.ErrBadVersion
 	default:
+		f.quotaUpdate(op.Path, 0, int64(len(op.Data)-len(n.data)))
 		n = f.mutable(op.Path)
 		f.setData(n, op.Data)
 		n.version++
 		n.mzxid, n.mtime = zxid, cmd.Time
+		f.quotaNodeChanged(op.Path, false)
 		r.Events = append(r.Events, Event{wire.EventNodeDataChanged, op.Path, f.acls.get(n.aclRef)})
 		res.Stat = n.stat()
 	}

@@ -46,7 +46,10 @@ type Command struct {
 	// Auth are the caller's identities, against which Apply checks the
 	// ACLs of the nodes it changes; internal commands carry none.
 	Auth []wire.Id `msgpack:"au,omitempty"`
-	Ops  []Op      `msgpack:"o,omitempty"`
+	// EnforceQuota makes hard quota limits refuse writes (QuotaExceeded),
+	// as ZooKeeper's zookeeper.enforceQuota.
+	EnforceQuota bool `msgpack:"eq,omitempty"`
+	Ops          []Op `msgpack:"o,omitempty"`
 }
 
 // Op is one tree operation. Type is the ZooKeeper opcode: create (1),
@@ -108,6 +111,9 @@ type Result struct {
 	Timeout int32
 	// Closed is the session a close or expiry command ended.
 	Closed int64
+	// QuotaWarnings lists quota'd paths whose soft limit this command
+	// passed (the server logs them, as ZooKeeper does).
+	QuotaWarnings []string `msgpack:"-"`
 	// Events are the watch triggers the command caused, in order.
 	Events []Event
 }

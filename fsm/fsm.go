@@ -39,6 +39,7 @@ type FSM struct {
 	sessions   map[int64]*session
 	containers map[string]struct{}
 	ttls       map[string]struct{}
+	quotas     map[string]quotaTrack // quota'd path -> its limits
 
 	secret      []byte
 	nextSession int64
@@ -68,6 +69,7 @@ func (f *FSM) reset() {
 	f.sessions = make(map[int64]*session)
 	f.containers = make(map[string]struct{})
 	f.ttls = make(map[string]struct{})
+	f.quotas = make(map[string]quotaTrack)
 	f.secret, f.nextSession, f.lastZxid, f.dataSize = nil, 0, 0, 0
 	open := f.acls.ref(wire.OpenACLUnsafe)
 	f.nodes[RootPath] = &node{aclRef: open}

@@ -142,6 +142,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer f.mu.Unlock()
 	f.nodes, f.acls, f.sessions = fresh.nodes, fresh.acls, fresh.sessions
 	f.containers, f.ttls = fresh.containers, fresh.ttls
+	fresh.rebuildQuotas()
+	f.quotas = fresh.quotas
 	f.secret, f.nextSession, f.lastZxid, f.dataSize = fresh.secret, fresh.nextSession, fresh.lastZxid, fresh.dataSize
 	f.gen++
 	return nil

@@ -149,6 +149,10 @@ type Config struct {
 	// authenticates as that digest user bypasses every ACL (ZooKeeper's
 	// DigestAuthenticationProvider.superDigest).
 	SuperDigest string
+	// EnforceQuota makes hard quota limits (countHardLimit/byteHardLimit
+	// under /zookeeper/quota) refuse writes with QuotaExceeded, as
+	// ZooKeeper's enforceQuota; soft limits are only logged.
+	EnforceQuota bool
 	// SkipACL disables ACL checks (ZooKeeper's skipACL=yes), for trusted
 	// test setups.
 	SkipACL bool

@@ -301,6 +301,9 @@ func (s *Server) onApply(r *fsm.Result) {
 		s.watches.TriggerFiltered(r.Zxid, ev.Path, ev.Type, s.readFilter(ev.ACL))
 	}
 	defer s.noteApplied(r.Zxid)
+	for _, q := range r.QuotaWarnings {
+		s.log.Warn("quota exceeded", "path", q, "zxid", hexID(r.Zxid))
+	}
 	if r.Session != 0 {
 		s.tracker.Add(r.Session, time.Duration(r.Timeout)*time.Millisecond)
 	}

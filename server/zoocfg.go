@@ -138,6 +138,8 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		}
 	case "sslQuorum", "serverCnxnFactory", "client.secure", "ssl.hostnameVerification", "ssl.quorum.hostnameVerification":
 		// Implied by the ssl.quorum.* files / the secure port; accepted.
+	case "enforceQuota":
+		cfg.EnforceQuota, err = strconv.ParseBool(val)
 	case "reconfigEnabled":
 		cfg.ReconfigEnabled, err = strconv.ParseBool(val)
 	case "readonlymode.enabled":

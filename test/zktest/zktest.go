@@ -114,6 +114,9 @@ func WithReadOnlyMode() Option { return func(o *options) { o.cfg.ReadOnlyMode = 
 // WithReconfig enables the reconfig opcode (reconfigEnabled=true).
 func WithReconfig() Option { return func(o *options) { o.cfg.ReconfigEnabled = true } }
 
+// WithEnforceQuota makes hard quota limits refuse writes (enforceQuota).
+func WithEnforceQuota() Option { return func(o *options) { o.cfg.EnforceQuota = true } }
+
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 

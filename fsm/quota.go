@@ -1,0 +1,202 @@
+package fsm
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// Quotas, as ZooKeeper's DataTree and StatsTrack: a node
+// /zookeeper/quota/<path>/zookeeper_limits holds "count=N,bytes=M" (soft)
+// and optionally "countHardLimit=N,byteHardLimit=M"; the server keeps
+// /zookeeper/quota/<path>/zookeeper_stats at "count=C,bytes=B" for the
+// subtree under <path> (C counts <path> and its descendants, B their data
+// bytes). Soft limits are reported for logging; hard limits refuse writes
+// with QuotaExceeded when the command asks for enforcement.
+const (
+	quotaLimitNode = "zookeeper_limits"
+	quotaStatNode  = "zookeeper_stats"
+)
+
+// quotaTrack is one parsed limits or stats record; -1 means unset.
+type quotaTrack struct {
+	count, bytes, countHard, bytesHard int64
+}
+
+func parseQuota(data []byte) quotaTrack {
+	q := quotaTrack{-1, -1, -1, -1}
+	for _, kv := range strings.Split(string(data), ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if !ok || err != nil {
+			continue
+		}
+		switch k {
+		case "count":
+			q.count = n
+		case "bytes":
+			q.bytes = n
+		case "countHardLimit":
+			q.countHard = n
+		case "byteHardLimit":
+			q.bytesHard = n
+		}
+	}
+	return q
+}
+
+func statsData(count, bytes int64) []byte {
+	return []byte("count=" + strconv.FormatInt(count, 10) + ",bytes=" + strconv.FormatInt(bytes, 10))
+}
+
+// quotaTarget returns the quota'd path a limits/stats node belongs to, or
+// "" for any other node.
+func quotaTarget(path, leaf string) string {
+	rest, ok := strings.CutPrefix(path, QuotaPath)
+	if !ok || !strings.HasSuffix(rest, "/"+leaf) {
+		return ""
+	}
+	target := strings.TrimSuffix(rest, "/"+leaf)
+	if target == "" {
+		return "/"
+	}
+	return target
+}
+
+// quotaFor returns the deepest path at or above p that has a quota.
+func (f *FSM) quotaFor(p string) (string, bool) {
+	if len(f.quotas) == 0 || strings.HasPrefix(p, ZooKeeperPath+"/") || p == ZooKeeperPath {
+		return "", false
+	}
+	for {
+		if _, ok := f.quotas[p]; ok {
+			return p, true
+		}
+		if p == RootPath {
+			return "", false
+		}
+		p = wire.ParentPath(p)
+	}
+}
+
+// quotaCheck returns QuotaExceeded if adding count nodes and bytes data
+// under p would pass a hard limit (when enforce is set), and records a
+// soft-limit warning in r otherwise.
+func (f *FSM) quotaCheck(p string, count, bytes int64, enforce bool, r *Result) wire.Code {
+	q, ok := f.quotaFor(p)
+	if !ok {
+		return wire.OK
+	}
+	lim := f.quotas[q]
+	st := f.quotaStats(q)
+	newCount, newBytes := st.count+count, st.bytes+bytes
+	if enforce && ((lim.countHard >= 0 && count > 0 && newCount > lim.countHard) ||
+		(lim.bytesHard >= 0 && bytes > 0 && newBytes > lim.bytesHard)) {
+		return wire.ErrQuotaExceeded
+	}
+	if (lim.count >= 0 && count > 0 && newCount > lim.count) || (lim.bytes >= 0 && bytes > 0 && newBytes > lim.bytes) {
+		r.QuotaWarnings = append(r.QuotaWarnings, q)
+	}
+	return wire.OK
+}
+
+func (f *FSM) quotaStats(q string) quotaTrack {
+	if n := f.nodes[wire.JoinPath(QuotaPath+q, quotaStatNode)]; n != nil {
+		return parseQuota(n.data)
+	}
+	if q == RootPath {
+		if n := f.nodes[QuotaPath+"/"+quotaStatNode]; n != nil {
+			return parseQuota(n.data)
+		}
+	}
+	return quotaTrack{}
+}
+
+// quotaUpdate adds count nodes and bytes to the stats of p's quota.
+func (f *FSM) quotaUpdate(p string, count, bytes int64) {
+	q, ok := f.quotaFor(p)
+	if !ok {
+		return
+	}
+	statPath := statNodePath(q)
+	if f.nodes[statPath] == nil {
+		return
+	}
+	st := parseQuota(f.nodes[statPath].data)
+	n := f.mutable(statPath)
+	f.setData(n, statsData(st.count+count, st.bytes+bytes))
+}
+
+func statNodePath(q string) string {
+	if q == RootPath {
+		return QuotaPath + "/" + quotaStatNode
+	}
+	return QuotaPath + q + "/" + quotaStatNode
+}
+
+// quotaNodeChanged keeps the quota table in step when a limits or stats
+// node is created, changed or deleted (ZooKeeper's pTrie and
+// updateQuotaForPath): a new stats node is filled with the subtree's
+// current count and bytes.
+func (f *FSM) quotaNodeChanged(path string, deleted bool) {
+	if q := quotaTarget(path, quotaLimitNode); q != "" {
+		if deleted {
+			f.setQuota(q, nil)
+		} else {
+			lim := parseQuota(f.nodes[path].data)
+			f.setQuota(q, &lim)
+		}
+		return
+	}
+	if q := quotaTarget(path, quotaStatNode); q != "" && !deleted {
+		count, bytes := f.subtreeSize(q)
+		n := f.mutable(path)
+		f.setData(n, statsData(count, bytes))
+	}
+}
+
+func (f *FSM) setQuota(q string, lim *quotaTrack) {
+	old, had := f.quotas[q]
+	if lim == nil {
+		delete(f.quotas, q)
+	} else {
+		f.quotas[q] = *lim
+	}
+	f.record(func() {
+		if had {
+			f.quotas[q] = old
+		} else {
+			delete(f.quotas, q)
+		}
+	})
+}
+
+// subtreeSize counts p and its descendants and their data bytes.
+func (f *FSM) subtreeSize(p string) (count, bytes int64) {
+	stack := []string{p}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := f.nodes[cur]
+		if n == nil {
+			continue
+		}
+		count++
+		bytes += int64(len(n.data))
+		for c := range n.children {
+			stack = append(stack, wire.JoinPath(cur, c))
+		}
+	}
+	return count, bytes
+}
+
+// rebuildQuotas re-reads every limits node (after a snapshot restore).
+func (f *FSM) rebuildQuotas() {
+	f.quotas = make(map[string]quotaTrack)
+	for p, n := range f.nodes {
+		if q := quotaTarget(p, quotaLimitNode); q != "" {
+			f.quotas[q] = parseQuota(n.data)
+		}
+	}
+}
