@@ -321,7 +321,7 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 		}
 		c.s.fsm.View(func(v fsm.Reader) {
 			vcode, vresp := p.viewFn(v)
-			encodeReply(e, p.xid, v.LastZxid(), vcode, vresp)
+			encodeReply(e, p.xid, v.LastZxid(), vcode, vresp, c.s.cfg.MaxFrame)
 			c.enqueue(e.Bytes())
 			e.Reset()
 		})
@@ -336,7 +336,7 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 	if p.noReply {
 		return p.closeAfter
 	}
-	encodeReply(e, p.xid, c.s.fsm.LastZxid(), code, resp)
+	encodeReply(e, p.xid, c.s.fsm.LastZxid(), code, resp, c.s.cfg.MaxFrame)
 	c.replySent(p)
 	return p.closeAfter
 }
@@ -352,12 +352,21 @@ func (c *conn) readAnswered() {
 	}
 }
 
-// encodeReply appends a reply frame: header, and body if code is OK.
-func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wire.Record) {
+// encodeReply appends a reply frame: header, and body if code is OK. A
+// reply whose frame would exceed maxFrame (jute.maxbuffer, which clients
+// also enforce on what they read: e.g. getChildren of a node with very many
+// children) is replaced by a MarshallingError reply, so the client gets a
+// defined error instead of a frame it must reject and a lost connection.
+func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wire.Record, maxFrame int) {
 	start := e.BeginFrame()
 	(&wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}).Encode(e)
 	if code == wire.OK && resp != nil {
 		resp.Encode(e)
+		if e.Len()-start-4 > maxFrame {
+			e.Truncate(start)
+			encodeReply(e, xid, zxid, wire.ErrMarshallingError, nil, maxFrame)
+			return
+		}
 	}
 	e.EndFrame(start)
 }

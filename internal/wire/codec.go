@@ -34,6 +34,9 @@ func (e *Encoder) Bytes() []byte { return e.buf }
 // Len returns the number of bytes encoded so far.
 func (e *Encoder) Len() int { return len(e.buf) }
 
+// Truncate drops everything encoded after the first n bytes.
+func (e *Encoder) Truncate(n int) { e.buf = e.buf[:n] }
+
 // Reset empties the Encoder, keeping its buffer.
 func (e *Encoder) Reset() { e.buf = e.buf[:0] }
 

@@ -643,3 +643,28 @@ func TestMultiWithTenThousandOps(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, kids)
 }
+
+// TestReplyLargerThanFrameIsADefinedError: a getChildren whose reply would
+// exceed jute.maxbuffer answers MarshallingError (-5) instead of sending a
+// frame clients must reject; the connection stays usable.
+func TestReplyLargerThanFrameIsADefinedError(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, zktest.WithMaxFrame(64<<10))
+	c := connect(t, srv)
+	mustCreate(t, c, "/wide", nil)
+	for batch := 0; batch < 10; batch++ {
+		ops := make([]any, 0, 1000)
+		for i := 0; i < 1000; i++ {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("/wide/c-%05d", batch*1000+i), Acl: zk.WorldACL(zk.PermAll)})
+		}
+		_, err := c.Multi(ops...)
+		require.NoError(t, err)
+	}
+	n, err := srv.Server().FSM().AllChildrenNumber("/wide")
+	require.NoError(t, err)
+	require.EqualValues(t, 10000, n)
+	_, _, err = c.Children("/wide")
+	require.Error(t, err, "10,000 children do not fit in a 64 KiB frame")
+	_, _, err = c.Get("/wide")
+	require.NoError(t, err, "the connection survives")
+}
