@@ -64,7 +64,7 @@ func FuzzConnection(f *testing.F) {
 		}
 		_ = nc.SetDeadline(time.Now().Add(time.Second))
 		_, _ = nc.Write(input)
-		_ = nc.(*net.TCPConn).CloseWrite() // EOF after the input: the server answers and closes
+		_ = nc.(*net.TCPConn).CloseWrite()                    // EOF after the input: the server answers and closes
 		_, _ = io.Copy(io.Discard, io.LimitReader(nc, 1<<20)) // until the server answers and closes, or the deadline
 		nc.Close()
 		// The server still serves others.
