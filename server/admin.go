@@ -64,6 +64,7 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("DELETE /cluster/members/{id}", func(w http.ResponseWriter, r *http.Request) {
 		adminResult(w, s.RemoveMember(r.PathValue("id")))
 	})
+	mux.HandleFunc("GET /snapshot", s.serveSnapshot)
 	mux.HandleFunc("POST /cluster/transfer-leadership", func(w http.ResponseWriter, r *http.Request) {
 		adminResult(w, s.TransferLeadership(r.URL.Query().Get("to")))
 	})
