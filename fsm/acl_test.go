@@ -68,3 +68,39 @@ func TestApplyChecksACLs(t *testing.T) {
 	_, ok := h.f.Exists("/m1")
 	require.False(t, ok)
 }
+
+// TestValidateACL: which ids ZooKeeper's fixupACL accepts with its default
+// providers (world, digest, ip) plus x509, which Paddock's TLS listener
+// authenticates.
+func TestValidateACL(t *testing.T) {
+	id := func(scheme, id string) []wire.ACL {
+		return []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: scheme, ID: id}}}
+	}
+	cases := []struct {
+		acl  []wire.ACL
+		want wire.Code
+	}{
+		{nil, wire.ErrInvalidACL},
+		{id("world", "anyone"), wire.OK},
+		{[]wire.ACL{{Perms: 0, ID: wire.AnyoneID}}, wire.OK}, // perms are not checked
+		{id("world", "someone"), wire.ErrInvalidACL},
+		{id("digest", "alice:hash"), wire.OK},
+		{id("digest", "alice:hash:"), wire.OK}, // Java's split drops trailing empty fields
+		{id("digest", "alice:hash::"), wire.OK},
+		{id("digest", ":hash"), wire.OK},
+		{id("digest", "alice:"), wire.ErrInvalidACL},
+		{id("digest", "alice"), wire.ErrInvalidACL},
+		{id("digest", "a:b:c"), wire.ErrInvalidACL},
+		{id("digest", ""), wire.ErrInvalidACL},
+		{id("ip", "10.0.0.0/8"), wire.OK},
+		{id("ip", "1.2.3.4/33"), wire.ErrInvalidACL},
+		{id("x509", "CN=app"), wire.OK},
+		{id("x509", ""), wire.ErrInvalidACL},
+		{id("sasl", "user"), wire.ErrInvalidACL},
+		{id("super", "x"), wire.ErrInvalidACL},
+		{id("auth", ""), wire.ErrInvalidACL},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, ValidateACL(tc.acl), "%+v", tc.acl)
+	}
+}

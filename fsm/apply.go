@@ -185,7 +185,13 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	}
 	path := op.Path
 	if op.Mode.IsSequential() {
-		path += fmt.Sprintf("%010d", parent.seq)
+		path += fmt.Sprintf("%010d", parent.cversion)
+	}
+	// ZooKeeper checks the full path syntax only now, with the suffix in
+	// place: a malformed path whose parent is missing is NoNode.
+	if wire.ValidatePath(path) != nil {
+		res.Err = wire.ErrBadArguments
+		return res
 	}
 	if f.nodes[path] != nil {
 		res.Err = wire.ErrNodeExists
@@ -201,6 +207,13 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	n := &node{data: op.Data, czxid: zxid, mzxid: zxid, pzxid: zxid,
 		ctime: cmd.Time, mtime: cmd.Time, aclRef: f.acls.ref(op.ACL)}
 	switch {
+	case op.Type == wire.OpCreateContainer:
+		// The opcode, not the mode, makes a container (ZooKeeper's
+		// CreateContainerTxn): createContainer with an ephemeral or
+		// sequential mode still makes one, create with mode CONTAINER
+		// makes a persistent node.
+		n.owner = wire.ContainerOwner
+		f.setMember(f.containers, path, true)
 	case op.Mode.IsEphemeral():
 		if cmd.Session == 0 {
 			res.Err = wire.ErrBadArguments
@@ -208,9 +221,6 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		}
 		n.owner = cmd.Session
 		f.setMember(f.sessions[cmd.Session].ephemerals0(), path, true)
-	case op.Mode.IsContainer():
-		n.owner = wire.ContainerOwner
-		f.setMember(f.containers, path, true)
 	case op.Mode.IsTTL():
 		n.owner = wire.TTLOwner(op.TTL)
 		f.setMember(f.ttls, path, true)
@@ -218,7 +228,6 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	f.putNode(path, n)
 	p := f.mutable(parentPath)
 	p.cversion++
-	p.seq++
 	p.pzxid = zxid
 	f.link(p, wire.BaseName(path))
 	f.quotaUpdate(path, 1, int64(len(n.data)))
@@ -306,9 +315,6 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 	parentPath := wire.ParentPath(path)
 	p := f.mutable(parentPath)
 	f.unlink(p, wire.BaseName(path))
-	// ZooKeeper 3.8 counts a child delete in cversion (observed on the
-	// Debian 3.8.0 server); the sequential suffix counts creates only.
-	p.cversion++
 	if zxid > p.pzxid {
 		p.pzxid = zxid
 	}

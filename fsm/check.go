@@ -15,8 +15,7 @@ import (
 // (joined), or nil:
 //   - every node but the root has a parent that lists it as a child, and
 //     every listed child exists;
-//   - numChildren ≤ the create counter ≤ cversion (cversion counts creates
-//     and deletes, the counter creates only), and
+//   - numChildren ≤ the stored child-create count, and
 //     pzxid ≥ czxid of every child; mzxid, pzxid ≥ czxid; no zxid is
 //     beyond the last applied one;
 //   - ephemerals have no children, their owner session exists and indexes
@@ -70,11 +69,8 @@ func (f *FSM) checkNode(p string, n *node, bad func(string, ...any)) {
 	}
 	// The built-in children of / and /zookeeper were added without a
 	// create, so they do not count towards cversion.
-	if created := len(n.children) - builtinChildren(p); n.seq >= 0 && int(n.seq) < created {
-		bad("%q: %d created children > create counter %d", p, created, n.seq)
-	}
-	if n.cversion >= 0 && n.seq >= 0 && n.seq > n.cversion {
-		bad("%q: create counter %d > cversion %d", p, n.seq, n.cversion)
+	if created := len(n.children) - builtinChildren(p); n.cversion >= 0 && int(n.cversion) < created {
+		bad("%q: %d created children > create count %d", p, created, n.cversion)
 	}
 	for c := range n.children {
 		child := f.nodes[wire.JoinPath(p, c)]
@@ -131,7 +127,7 @@ func (f *FSM) Digest() [32]byte {
 		st := n.stat()
 		st.Encode(&e)
 		e.Long(n.owner) // the stored owner, including container/TTL markers
-		e.Int(n.seq)
+		e.Int(n.cversion)
 		h.Write(e.Bytes())
 	}
 	ids := make([]int64, 0, len(f.sessions))

@@ -85,10 +85,11 @@ type NodeState struct {
 	// Stat's DataLength and NumChildren are derived and ignored. Its
 	// EphemeralOwner is the stored owner: the session of an ephemeral,
 	// wire.ContainerOwner for a container, wire.TTLOwner(ttl) for a TTL
-	// node (clients are shown 0 for the last two). Its Cversion counts
-	// child creates and deletes.
+	// node (clients are shown 0 for the last two). Its Cversion is
+	// ignored: clients see 2×Seq − numChildren, as ZooKeeper.
 	Stat wire.Stat
-	// Seq counts child creates only: the next sequential suffix.
+	// Seq counts child creates (ZooKeeper's stored cversion): the next
+	// sequential suffix.
 	Seq int32
 }
 
@@ -145,8 +146,7 @@ func BuildState(st *State) (*FSM, error) {
 		s := ns.Stat
 		f.nodes[ns.Path] = &node{data: ns.Data, aclRef: f.acls.ref(ns.ACL),
 			czxid: s.Czxid, mzxid: s.Mzxid, pzxid: s.Pzxid, ctime: s.Ctime, mtime: s.Mtime,
-			owner: s.EphemeralOwner, version: s.Version, cversion: s.Cversion, aversion: s.Aversion,
-			seq: ns.Seq}
+			owner: s.EphemeralOwner, version: s.Version, cversion: ns.Seq, aversion: s.Aversion}
 	}
 	f.dataSize = 0
 	for p, n := range f.nodes {

@@ -71,7 +71,7 @@ func TestReadSnapshotFileRejectsBadInput(t *testing.T) {
 func stateOf(f *FSM) *State {
 	st := &State{LastZxid: f.lastZxid, NextSession: f.nextSession, Secret: f.secret, Sessions: f.Sessions()}
 	for p, n := range f.nodes {
-		ns := NodeState{Path: p, Data: n.data, ACL: f.acls.get(n.aclRef), Stat: n.stat(), Seq: n.seq}
+		ns := NodeState{Path: p, Data: n.data, ACL: f.acls.get(n.aclRef), Stat: n.stat(), Seq: n.cversion}
 		ns.Stat.EphemeralOwner = n.owner // the stored owner, not the client's view
 		st.Nodes = append(st.Nodes, ns)
 	}
@@ -116,15 +116,14 @@ func TestBuildStateAddsBuiltinsAndValidates(t *testing.T) {
 	root := NodeState{Path: "/", ACL: wire.OpenACLUnsafe, Stat: wire.Stat{Cversion: 1, Pzxid: 5}, Seq: 1}
 	z := wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1}
 	for want, st := range map[string]*State{
-		"has no parent":      {LastZxid: 5, Nodes: []NodeState{root, {Path: "/a/b", Stat: z}}},
-		"/a/":                {LastZxid: 5, Nodes: []NodeState{root, {Path: "/a/", Stat: z}}},
-		"listed twice":       {LastZxid: 5, Nodes: []NodeState{root, {Path: "/a", Stat: z}, {Path: "/a", Stat: z}}},
-		"unlisted session":   {LastZxid: 5, Nodes: []NodeState{root, {Path: "/e", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1, EphemeralOwner: 42}}}},
-		"beyond last":        {LastZxid: 5, Nodes: []NodeState{root, {Path: "/n", Stat: wire.Stat{Czxid: 5, Mzxid: 6, Pzxid: 5}}}},
-		"below child":        {LastZxid: 9, Nodes: []NodeState{root, {Path: "/p", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1, Cversion: 1}, Seq: 1}, {Path: "/p/k", Stat: wire.Stat{Czxid: 5, Mzxid: 5, Pzxid: 5}}}},
-		"session 0x1":        {LastZxid: 5, Sessions: []SessionInfo{{ID: 1}, {ID: 1}}},
-		"created children":   {LastZxid: 5, Nodes: []NodeState{root, {Path: "/p", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1, Cversion: 3}}, {Path: "/p/k", Stat: z}}},
-		"create counter 2 >": {LastZxid: 5, Nodes: []NodeState{root, {Path: "/p", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1, Cversion: 1}, Seq: 2}}},
+		"has no parent":    {LastZxid: 5, Nodes: []NodeState{root, {Path: "/a/b", Stat: z}}},
+		"/a/":              {LastZxid: 5, Nodes: []NodeState{root, {Path: "/a/", Stat: z}}},
+		"listed twice":     {LastZxid: 5, Nodes: []NodeState{root, {Path: "/a", Stat: z}, {Path: "/a", Stat: z}}},
+		"unlisted session": {LastZxid: 5, Nodes: []NodeState{root, {Path: "/e", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1, EphemeralOwner: 42}}}},
+		"beyond last":      {LastZxid: 5, Nodes: []NodeState{root, {Path: "/n", Stat: wire.Stat{Czxid: 5, Mzxid: 6, Pzxid: 5}}}},
+		"below child":      {LastZxid: 9, Nodes: []NodeState{root, {Path: "/p", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1, Cversion: 1}, Seq: 1}, {Path: "/p/k", Stat: wire.Stat{Czxid: 5, Mzxid: 5, Pzxid: 5}}}},
+		"session 0x1":      {LastZxid: 5, Sessions: []SessionInfo{{ID: 1}, {ID: 1}}},
+		"created children": {LastZxid: 5, Nodes: []NodeState{root, {Path: "/p", Stat: wire.Stat{Czxid: 1, Mzxid: 1, Pzxid: 1}}, {Path: "/p/k", Stat: z}}},
 	} {
 		_, err := BuildState(st)
 		require.ErrorContains(t, err, want)

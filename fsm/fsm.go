@@ -351,7 +351,7 @@ func (f *FSM) ReapCandidates(nowMs int64, limit int) []string {
 	defer f.mu.RUnlock()
 	var out []string
 	for p := range f.containers {
-		if n := f.nodes[p]; len(n.children) == 0 && n.seq > 0 {
+		if n := f.nodes[p]; len(n.children) == 0 && n.cversion > 0 {
 			out = append(out, p)
 		}
 	}

@@ -85,7 +85,6 @@ func TestSequentialSuffix(t *testing.T) {
 func TestSequentialOverflow(t *testing.T) {
 	h := newHarness(t)
 	h.mustCreate("/q")
-	h.f.nodes["/q"].seq = 2147483647
 	h.f.nodes["/q"].cversion = 2147483647
 	require.Equal(t, "/q/s2147483647", h.create("/q/s", "", wire.ModePersistentSequential).Path)
 	require.Equal(t, "/q/s-2147483648", h.create("/q/s", "", wire.ModePersistentSequential).Path)
@@ -98,6 +97,7 @@ func TestOpErrors(t *testing.T) {
 	h.mustCreate("/p/c")
 	require.Equal(t, wire.OK, h.do(sess, Op{Type: wire.OpCreate, Path: "/eph", ACL: wire.OpenACLUnsafe, Mode: wire.ModeEphemeral}).Err)
 	h.mustCreate("/empty")
+	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpCreate, Path: "/ro", ACL: wire.ReadACLUnsafe}).Err)
 	ttlRes := h.do(0, Op{Type: wire.OpCreateTTL, Path: "/ttl", ACL: wire.OpenACLUnsafe, Mode: wire.ModePersistentWithTTL, TTL: 60000})
 	require.Equal(t, wire.OK, ttlRes.Err)
 	open := wire.OpenACLUnsafe
@@ -108,7 +108,12 @@ func TestOpErrors(t *testing.T) {
 		want    wire.Code
 	}{
 		{"create bad path", 0, Op{Type: wire.OpCreate, Path: "a", ACL: open}, wire.ErrBadArguments},
-		{"create trailing slash", 0, Op{Type: wire.OpCreate, Path: "/a/", ACL: open}, wire.ErrBadArguments},
+		{"create trailing slash", 0, Op{Type: wire.OpCreate, Path: "/p/", ACL: open}, wire.ErrBadArguments},
+		{"create malformed, parent missing", 0, Op{Type: wire.OpCreate, Path: "/a/", ACL: open}, wire.ErrNoNode},
+		{"create NUL before acl", 0, Op{Type: wire.OpCreate, Path: "/a\x00"}, wire.ErrBadArguments},
+		{"create malformed, acl first", 0, Op{Type: wire.OpCreate, Path: "/p/"}, wire.ErrInvalidACL},
+		{"create malformed, parent without CREATE", sess, Op{Type: wire.OpCreate, Path: "/ro/", ACL: open}, wire.ErrNoAuth},
+		{"create sequential malformed", 0, Op{Type: wire.OpCreate, Path: "/p//", ACL: open, Mode: wire.ModePersistentSequential}, wire.ErrNoNode},
 		{"create empty acl", 0, Op{Type: wire.OpCreate, Path: "/x"}, wire.ErrInvalidACL},
 		{"create bad acl scheme", 0, Op{Type: wire.OpCreate, Path: "/x", ACL: []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "nope", ID: "x"}}}}, wire.ErrInvalidACL},
 		{"create world not anyone", 0, Op{Type: wire.OpCreate, Path: "/x", ACL: []wire.ACL{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "bob"}}}}, wire.ErrInvalidACL},
@@ -124,10 +129,15 @@ func TestOpErrors(t *testing.T) {
 		{"createTTL zero ttl", 0, Op{Type: wire.OpCreateTTL, Path: "/x", ACL: open, Mode: wire.ModePersistentWithTTL}, wire.ErrBadArguments},
 		{"createTTL ttl too big", 0, Op{Type: wire.OpCreateTTL, Path: "/x", ACL: open, Mode: wire.ModePersistentWithTTL, TTL: wire.MaxTTL + 1}, wire.ErrBadArguments},
 		{"createTTL non-ttl mode", 0, Op{Type: wire.OpCreateTTL, Path: "/x", ACL: open, Mode: wire.ModePersistent, TTL: 5}, wire.ErrBadArguments},
-		{"createContainer wrong mode", 0, Op{Type: wire.OpCreateContainer, Path: "/x", ACL: open}, wire.ErrBadArguments},
+		{"createContainer ttl mode", 0, Op{Type: wire.OpCreateContainer, Path: "/x", ACL: open, Mode: wire.ModePersistentWithTTL}, wire.ErrBadArguments},
 		{"ephemeral without session", 0, Op{Type: wire.OpCreate, Path: "/x", ACL: open, Mode: wire.ModeEphemeral}, wire.ErrBadArguments},
 		{"write by dead session", 424242, Op{Type: wire.OpCreate, Path: "/x", ACL: open}, wire.ErrSessionExpired},
-		{"delete bad path", 0, Op{Type: wire.OpDelete, Path: "/a//b", Version: -1}, wire.ErrBadArguments},
+		{"delete malformed path", 0, Op{Type: wire.OpDelete, Path: "/p//b", Version: -1}, wire.ErrNoNode},
+		{"delete trailing slash", 0, Op{Type: wire.OpDelete, Path: "/p/", Version: -1}, wire.ErrNoNode},
+		{"delete relative path", 0, Op{Type: wire.OpDelete, Path: "p", Version: -1}, wire.ErrBadArguments},
+		{"delete NUL", 0, Op{Type: wire.OpDelete, Path: "/p\x00", Version: -1}, wire.ErrBadArguments},
+		{"delete system node", 0, Op{Type: wire.OpDelete, Path: "/zookeeper/quota", Version: -1}, wire.ErrBadArguments},
+		{"delete root", 0, Op{Type: wire.OpDelete, Path: "/", Version: -1}, wire.ErrBadArguments},
 		{"delete missing", 0, Op{Type: wire.OpDelete, Path: "/nope", Version: -1}, wire.ErrNoNode},
 		{"delete missing parent", 0, Op{Type: wire.OpDelete, Path: "/nope/x", Version: -1}, wire.ErrNoNode},
 		{"delete bad version", 0, Op{Type: wire.OpDelete, Path: "/p/c", Version: 3}, wire.ErrBadVersion},
@@ -143,6 +153,7 @@ func TestOpErrors(t *testing.T) {
 		{"check bad version", 0, Op{Type: wire.OpCheck, Path: "/p", Version: 1}, wire.ErrBadVersion},
 		{"reap missing", 0, Op{Type: wire.OpDeleteContainer, Path: "/nope"}, wire.ErrNoNode},
 		{"reap persistent", 0, Op{Type: wire.OpDeleteContainer, Path: "/empty"}, wire.ErrBadArguments},
+		{"reap malformed path", 0, Op{Type: wire.OpDeleteContainer, Path: "/p/"}, wire.ErrBadArguments},
 		{"reap live ttl", 0, Op{Type: wire.OpDeleteContainer, Path: "/ttl"}, wire.ErrBadVersion},
 		{"unknown op", 0, Op{Type: wire.OpGetData, Path: "/p"}, wire.ErrUnimplemented},
 	}
@@ -213,4 +224,26 @@ func TestEmptyDataIsNotNull(t *testing.T) {
 	g := restore(t, snapshotBytes(t, h.f))
 	got, _, _ := g.Get("/empty")
 	require.NotNil(t, got, "a snapshot keeps empty data empty")
+}
+
+// TestCreateContainerByOpcode: as ZooKeeper (CreateContainerTxn vs
+// CreateTxn), the opcode decides whether a node is a container:
+// createContainer with any non-TTL mode makes one (sequential modes add
+// a suffix; ephemeral ones do not make it ephemeral), and create with mode
+// CONTAINER makes a persistent node.
+func TestCreateContainerByOpcode(t *testing.T) {
+	h := newHarness(t)
+	sess := h.session()
+	for _, mode := range []wire.CreateMode{wire.ModePersistent, wire.ModeEphemeral, wire.ModePersistentSequential,
+		wire.ModeEphemeralSequential, wire.ModeContainer} {
+		res := h.do(sess, Op{Type: wire.OpCreateContainer, Path: "/c-" + mode.String(), ACL: wire.OpenACLUnsafe, Mode: mode})
+		require.Equal(t, wire.OK, res.Err, mode)
+		require.Equal(t, mode.IsSequential(), res.Path != "/c-"+mode.String(), "%v: %s", mode, res.Path)
+		require.True(t, h.f.nodes[res.Path].isContainer(), "%v makes a container", mode)
+		require.Zero(t, res.Stat.EphemeralOwner, mode)
+	}
+	require.Empty(t, h.f.Ephemerals(sess, "/"))
+	res := h.do(sess, Op{Type: wire.OpCreate2, Path: "/flag", ACL: wire.OpenACLUnsafe, Mode: wire.ModeContainer})
+	require.Equal(t, wire.OK, res.Err)
+	require.False(t, h.f.nodes["/flag"].isContainer(), "create with mode CONTAINER makes a persistent node")
 }

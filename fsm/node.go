@@ -20,9 +20,8 @@ type node struct {
 	mtime    int64
 	owner    int64 // ephemeralOwner
 	version  int32
-	cversion int32 // counts child creates and deletes, as ZooKeeper 3.8
+	cversion int32 // counts child creates: the next sequential suffix (see stat)
 	aversion int32
-	seq      int32 // counts child creates: the next sequential suffix
 	aclRef   uint32
 	gen      uint64 // snapshot generation the node was created or cloned in
 }
@@ -31,11 +30,20 @@ func (n *node) stat() wire.Stat {
 	return wire.Stat{
 		Czxid: n.czxid, Mzxid: n.mzxid, Pzxid: n.pzxid,
 		Ctime: n.ctime, Mtime: n.mtime,
-		Version: n.version, Cversion: n.cversion, Aversion: n.aversion,
+		Version: n.version, Cversion: n.clientCversion(), Aversion: n.aversion,
 		EphemeralOwner: n.clientOwner(),
 		DataLength:     int32(len(n.data)),
 		NumChildren:    int32(len(n.children)),
 	}
+}
+
+// clientCversion is the cversion clients see. As ZooKeeper's
+// DataNode.copyStat, the stored value counts child creates and clients are
+// shown 2×creates − numChildren, which is creates + deletes for an ordinary
+// node (so a child delete bumps it) and negative for / (−1) and /zookeeper
+// (−2) on a fresh server, whose built-in children were never created.
+func (n *node) clientCversion() int32 {
+	return 2*n.cversion - int32(len(n.children))
 }
 
 // clientOwner is the ephemeralOwner clients see: ZooKeeper's

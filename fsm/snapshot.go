@@ -44,7 +44,6 @@ type snapNode struct {
 	Version  int32
 	Cversion int32
 	Aversion int32
-	Seq      int32
 }
 
 type nodeRef struct {
@@ -112,7 +111,7 @@ func (s *snapshot) encode(w io.Writer) error {
 		n := r.n
 		sn = snapNode{Path: r.path, Data: n.data, ACL: n.aclRef, Czxid: n.czxid,
 			Mzxid: n.mzxid, Pzxid: n.pzxid, Ctime: n.ctime, Mtime: n.mtime,
-			Owner: n.owner, Version: n.version, Cversion: n.cversion, Aversion: n.aversion, Seq: n.seq}
+			Owner: n.owner, Version: n.version, Cversion: n.cversion, Aversion: n.aversion}
 		if err := enc.Encode(&sn); err != nil {
 			return err
 		}
@@ -183,7 +182,7 @@ func readSnapshot(r io.Reader) (*FSM, error) {
 		}
 		f.nodes[sn.Path] = &node{data: sn.Data, aclRef: sn.ACL, czxid: sn.Czxid,
 			mzxid: sn.Mzxid, pzxid: sn.Pzxid, ctime: sn.Ctime, mtime: sn.Mtime,
-			owner: sn.Owner, version: sn.Version, cversion: sn.Cversion, aversion: sn.Aversion, seq: sn.Seq}
+			owner: sn.Owner, version: sn.Version, cversion: sn.Cversion, aversion: sn.Aversion}
 		f.dataSize += int64(len(sn.Path) + len(sn.Data))
 	}
 	return f, f.relink()

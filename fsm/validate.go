@@ -12,11 +12,17 @@ import (
 // ZooKeeper's order (PrepRequestProcessor): create mode and TTL, path
 // syntax, ACL syntax. The server calls it at the door and Apply calls it
 // again. It returns wire.OK or the error code.
+//
+// As in ZooKeeper, create and delete check little of the path here: a
+// create's full path check comes after its parent lookup (FSM.create), and
+// delete never checks more than deletePathCode does.
 func ValidateOp(op *Op) wire.Code {
 	switch op.Type {
 	case wire.OpCreate, wire.OpCreate2, wire.OpCreateContainer, wire.OpCreateTTL:
 		return validateCreate(op)
-	case wire.OpDelete, wire.OpSetData, wire.OpCheck, wire.OpDeleteContainer:
+	case wire.OpDelete:
+		return deletePathCode(op.Path)
+	case wire.OpSetData, wire.OpCheck, wire.OpDeleteContainer:
 		return pathCode(wire.ValidatePath(op.Path))
 	case wire.OpSetACL:
 		if c := pathCode(wire.ValidatePath(op.Path)); c != wire.OK {
@@ -42,19 +48,30 @@ func validateCreate(op *Op) wire.Code {
 	} else if ttl >= 0 {
 		return wire.ErrBadArguments
 	}
-	if op.Type == wire.OpCreateContainer && !op.Mode.IsContainer() {
+	// createContainer takes any other mode: the opcode makes the node a
+	// container (FSM.create), as in ZooKeeper.
+	if !hasParent(op.Path) {
 		return wire.ErrBadArguments
 	}
-	var err error
-	if op.Mode.IsSequential() {
-		err = wire.ValidateSequentialPrefix(op.Path)
-	} else {
-		err = wire.ValidatePath(op.Path)
-	}
-	if c := pathCode(err); c != wire.OK {
-		return c
-	}
 	return ValidateACL(op.ACL)
+}
+
+// hasParent is ZooKeeper's validatePathForCreate and the first half of its
+// getParentPathAndValidate: a path without '/' or with a NUL is refused
+// before anything else; the rest of the syntax is left to later checks.
+func hasParent(path string) bool {
+	return strings.IndexByte(path, '/') >= 0 && strings.IndexByte(path, 0) < 0
+}
+
+// deletePathCode is all the path checking ZooKeeper does for delete
+// (getParentPathAndValidate): BadArguments for a path without '/', with a
+// NUL, or naming a system node; any other malformed path names no node
+// and is answered by the lookups (NoNode, or NoAuth on its parent).
+func deletePathCode(path string) wire.Code {
+	if !hasParent(path) || isSystemPath(path) {
+		return wire.ErrBadArguments
+	}
+	return wire.OK
 }
 
 func pathCode(err error) wire.Code {
@@ -65,10 +82,13 @@ func pathCode(err error) wire.Code {
 }
 
 // ValidateACL checks an ACL list as ZooKeeper's fixupACL does once the
-// "auth" scheme has been expanded: not empty, and every id valid for its
-// scheme (world:anyone, digest user:hash, ip address or CIDR, x509 and
-// sasl any non-empty id, super). An unexpanded "auth" entry is invalid
-// here: the server replaces it with the caller's identities first.
+// "auth" scheme has been expanded: not empty, and every id valid for one
+// of the schemes the server authenticates (world:anyone, digest user:hash,
+// ip address or CIDR, x509 any non-empty id). An unexpanded "auth" entry
+// is invalid here: the server replaces it with the caller's identities
+// first. Perms are not checked, as in ZooKeeper. "sasl" and "super" ids
+// are refused, as by a ZooKeeper without SASL: no caller could ever hold
+// them.
 func ValidateACL(acl []wire.ACL) wire.Code {
 	if len(acl) == 0 {
 		return wire.ErrInvalidACL
@@ -86,10 +106,16 @@ func validID(id wire.Id) bool {
 	case "world":
 		return id.ID == "anyone"
 	case "digest":
-		return len(strings.Split(id.ID, ":")) == 2
+		// DigestAuthenticationProvider.isValid: id.split(":").length == 2,
+		// where Java's split drops trailing empty fields.
+		parts := strings.Split(id.ID, ":")
+		for len(parts) > 0 && parts[len(parts)-1] == "" {
+			parts = parts[:len(parts)-1]
+		}
+		return len(parts) == 2
 	case "ip":
 		return ValidIPID(id.ID)
-	case "x509", "sasl", "super":
+	case "x509":
 		return id.ID != ""
 	}
 	return false

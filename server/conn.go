@@ -352,6 +352,11 @@ func (c *conn) readAnswered() {
 	}
 }
 
+// replySlack is how far a reply may exceed jute.maxbuffer: ZooKeeper's
+// zookeeper.jute.maxbuffer.extrasize default, so that a node holding the
+// largest data a request can carry can still be read back.
+const replySlack = 1024
+
 // encodeReply appends a reply frame: header, and body if code is OK. A
 // reply whose frame would exceed maxFrame (jute.maxbuffer, which clients
 // also enforce on what they read: e.g. getChildren of a node with very many
@@ -362,7 +367,7 @@ func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wi
 	(&wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}).Encode(e)
 	if code == wire.OK && resp != nil {
 		resp.Encode(e)
-		if e.Len()-start-4 > maxFrame {
+		if e.Len()-start-4 > maxFrame+replySlack {
 			e.Truncate(start)
 			encodeReply(e, xid, zxid, wire.ErrMarshallingError, nil, maxFrame)
 			return

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,7 +69,12 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 	}
 	req, err := wire.DecodeRequest(h.Op, d)
 	switch {
-	case errors.Is(err, wire.ErrUnimplemented) || h.Op == wire.OpSASL:
+	case h.Op == wire.OpSASL && err == nil:
+		// As ZooKeeper without SASL configured (no SASL server for the
+		// connection): OK with a null token, and the connection stays.
+		c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, &wire.SASLRequest{} })
+		return p, false
+	case errors.Is(err, wire.ErrUnimplemented):
 		// As ZooKeeper's UnimplementedRequestProcessor: answer, then close.
 		p.code, p.closeAfter = wire.ErrUnimplemented, true
 		return p, true
@@ -233,10 +239,12 @@ func (c *conn) allowed(acl []wire.ACL, perm wire.Perm) bool {
 	return c.s.cfg.SkipACL || fsm.CheckACL(acl, perm, c.identities())
 }
 
-// expandACL replaces "auth" entries by the caller's authenticated
-// identities (digest, x509), as ZooKeeper's fixupACL. With none, the entry
-// stays and Apply rejects it with InvalidACL.
+// expandACL removes duplicate entries, then replaces "auth" entries by the
+// caller's authenticated identities (digest, x509), as ZooKeeper's
+// fixupACL. With none, the entry stays and Apply rejects it with
+// InvalidACL.
 func (c *conn) expandACL(acl []wire.ACL) []wire.ACL {
+	acl = uniqueACL(acl)
 	hasAuth := false
 	for _, a := range acl {
 		hasAuth = hasAuth || a.ID.Scheme == "auth"
@@ -273,4 +281,21 @@ func writesState(op wire.OpCode) bool {
 		return true
 	}
 	return false
+}
+
+// uniqueACL returns acl without repeated entries, keeping the first of
+// each (ZooKeeper's fixupACL removeDuplicates, before "auth" expansion).
+func uniqueACL(acl []wire.ACL) []wire.ACL {
+	for i := 1; i < len(acl); i++ {
+		if slices.Contains(acl[:i], acl[i]) {
+			out := slices.Clone(acl[:i])
+			for _, a := range acl[i+1:] {
+				if !slices.Contains(out, a) {
+					out = append(out, a)
+				}
+			}
+			return out
+		}
+	}
+	return acl
 }

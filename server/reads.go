@@ -59,6 +59,11 @@ func (c *conn) watchingRead(op wire.OpCode, req wire.Record) viewReply {
 		}
 	case *wire.AddWatchRequest:
 		return func(fsm.Reader) (wire.Code, wire.Record) {
+			if r.Mode != wire.AddWatchPersistent && r.Mode != wire.AddWatchPersistentRecursive {
+				// ZooKeeper's WatcherMode.fromZooDef throws, which the
+				// server answers as MarshallingError.
+				return wire.ErrMarshallingError, nil
+			}
 			if err := c.s.watches.AddPersistent(r.Path, c, r.Mode == wire.AddWatchPersistentRecursive); err != nil {
 				return wire.ErrThrottledOp, nil
 			}
@@ -78,14 +83,17 @@ func (c *conn) pathWatchRead(op wire.OpCode, r *wire.PathWatchRequest) reply {
 
 func (c *conn) pathWatchView(op wire.OpCode, r *wire.PathWatchRequest) viewReply {
 	return func(v fsm.Reader) (code wire.Code, resp wire.Record) {
-		if strings.IndexByte(r.Path, 0) >= 0 {
-			return wire.ErrBadArguments, nil
-		}
+		path := lookupPath(r.Path)
 		var err error
 		switch op {
 		case wire.OpExists:
-			st, ok := v.Exists(r.Path)
-			if acl, _ := v.ACL(r.Path); ok && !c.allowed(acl, wire.PermRead) {
+			if strings.IndexByte(r.Path, 0) >= 0 {
+				// Only exists refuses a NUL (ZooKeeper's
+				// FinalRequestProcessor); the other reads find no node.
+				return wire.ErrBadArguments, nil
+			}
+			st, ok := v.Exists(path)
+			if acl, _ := v.ACL(path); ok && !c.allowed(acl, wire.PermRead) {
 				return wire.ErrNoAuth, nil
 			}
 			err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
@@ -95,14 +103,14 @@ func (c *conn) pathWatchView(op wire.OpCode, r *wire.PathWatchRequest) viewReply
 				resp = &wire.StatResponse{Stat: st}
 			}
 		case wire.OpGetData:
-			data, st, e := v.Get(r.Path)
-			if code = c.readable(v, r.Path, e); code == wire.OK {
+			data, st, e := v.Get(path)
+			if code = c.readable(v, path, e); code == wire.OK {
 				err = c.arm(r.Watch, c.s.watches.AddData, r.Path)
 				resp = &wire.GetDataResponse{Data: data, Stat: st}
 			}
 		case wire.OpGetChildren, wire.OpGetChildren2:
-			kids, st, e := v.Children(r.Path)
-			if code = c.readable(v, r.Path, e); code == wire.OK {
+			kids, st, e := v.Children(path)
+			if code = c.readable(v, path, e); code == wire.OK {
 				err = c.arm(r.Watch, c.s.watches.AddChild, r.Path)
 				if op == wire.OpGetChildren {
 					resp = &wire.GetChildrenResponse{Children: kids}
@@ -131,7 +139,7 @@ func (c *conn) pathRead(op wire.OpCode, r *wire.PathRequest) reply {
 	return func() (wire.Code, wire.Record) {
 		switch op {
 		case wire.OpGetACL:
-			acl, st, err := c.s.fsm.GetACL(r.Path)
+			acl, st, err := c.s.fsm.GetACL(lookupPath(r.Path))
 			switch {
 			case err != nil:
 				return wire.CodeOf(err), nil
@@ -144,14 +152,24 @@ func (c *conn) pathRead(op wire.OpCode, r *wire.PathRequest) reply {
 		case wire.OpSync:
 			return wire.OK, &wire.PathRequest{Path: r.Path}
 		case wire.OpGetEphemerals:
-			return wire.OK, &wire.GetEphemeralsResponse{Ephemerals: c.s.fsm.Ephemerals(c.SessionID(), strings.TrimSpace(r.Path))}
+			// As ZooKeeper: a prefix that is blank or "/" once trimmed
+			// selects all; any other is matched as sent, untrimmed.
+			prefix := r.Path
+			if t := strings.Trim(prefix, javaSpace); t == "" || t == fsm.RootPath {
+				prefix = fsm.RootPath
+			}
+			return wire.OK, &wire.GetEphemeralsResponse{Ephemerals: c.s.fsm.Ephemerals(c.SessionID(), prefix)}
 		case wire.OpGetAllChildrenNumber:
-			if acl, _, err := c.s.fsm.GetACL(r.Path); err == nil && !c.allowed(acl, wire.PermRead) {
+			path := lookupPath(r.Path)
+			if acl, _, err := c.s.fsm.GetACL(path); err == nil && !c.allowed(acl, wire.PermRead) {
 				return wire.ErrNoAuth, nil
 			}
-			n, err := c.s.fsm.AllChildrenNumber(r.Path)
+			n, err := c.s.fsm.AllChildrenNumber(path)
 			if err != nil {
 				return wire.CodeOf(err), nil
+			}
+			if r.Path == "" {
+				n++ // ZooKeeper counts the paths starting with "/": the root too
 			}
 			return wire.OK, &wire.GetAllChildrenNumberResponse{TotalNumber: n}
 		}
@@ -170,15 +188,15 @@ func (c *conn) multiRead(r *wire.MultiRequest) *wire.MultiResponse {
 			}
 			var res wire.MultiResult
 			if mo.Op == wire.OpGetData {
-				data, st, err := v.Get(req.Path)
+				data, st, err := v.Get(lookupPath(req.Path))
 				res = wire.MultiResult{Op: wire.OpGetData, Resp: &wire.GetDataResponse{Data: data, Stat: st}}
-				if code := c.readable(v, req.Path, err); code != wire.OK {
+				if code := c.readable(v, lookupPath(req.Path), err); code != wire.OK {
 					res = errResult(code)
 				}
 			} else {
-				kids, _, err := v.Children(req.Path)
+				kids, _, err := v.Children(lookupPath(req.Path))
 				res = wire.MultiResult{Op: wire.OpGetChildren, Resp: &wire.GetChildrenResponse{Children: kids}}
-				if code := c.readable(v, req.Path, err); code != wire.OK {
+				if code := c.readable(v, lookupPath(req.Path), err); code != wire.OK {
 					res = errResult(code)
 				}
 			}
@@ -230,3 +248,18 @@ func (c *conn) readable(v fsm.Reader, path string, err error) wire.Code {
 	}
 	return wire.OK
 }
+
+// lookupPath is the node a read of path looks up. ZooKeeper's tree holds
+// the root under "" as well as "/", so reads of "" answer for the root
+// (watches stay on the path as given, as there: one on "" never fires).
+// Reads do not validate paths otherwise: a malformed path names no node.
+func lookupPath(path string) string {
+	if path == "" {
+		return fsm.RootPath
+	}
+	return path
+}
+
+// javaSpace is what Java's String.trim removes: every char up to U+0020.
+const javaSpace = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f" +
+	"\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "

@@ -17,6 +17,11 @@ func (c *conn) writeCommand(op wire.OpCode, req wire.Record) (*fsm.Command, wire
 		cmd := &fsm.Command{Type: fsm.CmdOps, Multi: true, Ops: make([]fsm.Op, 0, len(r.Ops))}
 		for _, mo := range r.Ops {
 			o, _ := c.toOp(mo.Op, mo.Req)
+			if (o.Type == wire.OpCreate || o.Type == wire.OpCreate2) && o.Mode.IsContainer() {
+				// ZooKeeper types a multi's sub-create by its flags:
+				// mode CONTAINER makes it a createContainer.
+				o.Type = wire.OpCreateContainer
+			}
 			cmd.Ops = append(cmd.Ops, o)
 		}
 		return cmd, wire.OK

@@ -301,7 +301,6 @@ func TestUnimplementedOpcodesAnswerThenClose(t *testing.T) {
 		op   wire.OpCode
 		body wire.Record
 	}{
-		{"sasl", wire.OpSASL, &wire.SASLRequest{Token: []byte("token")}},
 		{"unknown opcode", wire.OpCode(999), nil},
 		{"notification pseudo-op", wire.OpNotification, nil},
 	}
@@ -314,6 +313,21 @@ func TestUnimplementedOpcodesAnswerThenClose(t *testing.T) {
 		require.Equal(t, wire.ErrUnimplemented, hs[0].Err, tc.name)
 	}
 	requireHealthy(t, srv)
+}
+
+// TestSASLWithoutSASL: as ZooKeeper with no SASL configured, a sasl
+// request is answered OK with a null token and the connection stays.
+func TestSASLWithoutSASL(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	c := connectRaw(t, srv)
+	h, d := c.reply(c.send(wire.OpSASL, &wire.SASLRequest{Token: []byte("token")}))
+	require.Equal(t, wire.OK, h.Err)
+	var resp wire.SASLRequest
+	require.NoError(t, resp.Decode(d))
+	require.NoError(t, d.Finish())
+	require.Nil(t, resp.Token, "a null token")
+	c.create("/after-sasl", nil, wire.ModeEphemeral)
 }
 
 // TestServerInternalOpcodesRefused: createSession (-10) and

@@ -74,7 +74,12 @@ func TestOurClientDropConnectionsAndRestart(t *testing.T) {
 	srv.Restart()
 	waitOurState(t, c, client.StateConnected)
 	require.Equal(t, id, c.SessionID(), "the session survives a restart")
-	// The persistent recursive watch was restored with SetWatches2.
+	// The persistent recursive watch was restored with SetWatches2, which
+	// the client sends before any later request: one round trip proves the
+	// server has it (a change made before that could be missed, as with
+	// ZooKeeper's own restore of persistent watches).
+	_, _, err = c.Exists(ctx, "/")
+	require.NoError(t, err)
 	other := ourClient(t, srv.Servers())
 	_, _, err = other.Create(ctx, "/p", nil, client.ModePersistent, nil)
 	require.NoError(t, err)
