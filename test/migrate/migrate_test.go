@@ -331,16 +331,6 @@ func compareTrees(t *testing.T, want, got map[string]znode) map[int64]int64 {
 // creates, the next sequential suffix) for a node it shows with Stat n.
 func storedCversion(n znode) int32 { return (n.Cversion + n.NumChildren) / 2 }
 
-func builtinChildren(p string) int32 {
-	switch p {
-	case "/":
-		return 1
-	case "/zookeeper":
-		return 2
-	}
-	return 0
-}
-
 func sortedKeys(m map[string]znode) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
