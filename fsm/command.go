@@ -1,8 +1,10 @@
 package fsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/vmihailenco/msgpack/v5"
@@ -10,7 +12,7 @@ import (
 
 // CommandVersion is the format version byte that prefixes every encoded
 // command. Decoding rejects versions it does not know.
-const CommandVersion byte = 1
+const CommandVersion byte = 2
 
 // CmdType says what a Command does.
 type CmdType uint8
@@ -68,13 +70,14 @@ type Op struct {
 
 // EncodeCommand returns the versioned msgpack encoding of c.
 func EncodeCommand(c *Command) ([]byte, error) {
-	b, err := msgpack.Marshal(c)
-	if err != nil {
+	p := codecPool.Get().(*pooledCodec)
+	defer codecPool.Put(p)
+	p.buf.Reset()
+	p.buf.WriteByte(CommandVersion)
+	if err := c.EncodeMsgpack(p.enc); err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(b)+1)
-	out = append(out, CommandVersion)
-	return append(out, b...), nil
+	return bytes.Clone(p.buf.Bytes()), nil
 }
 
 // ErrBadCommand is wrapped by DecodeCommand's errors.
@@ -88,12 +91,31 @@ func DecodeCommand(b []byte) (*Command, error) {
 	if b[0] != CommandVersion {
 		return nil, fmt.Errorf("%w: unknown format version %d", ErrBadCommand, b[0])
 	}
+	p := codecPool.Get().(*pooledCodec)
+	defer codecPool.Put(p)
+	p.rd.Reset(b[1:])
+	p.dec.Reset(&p.rd)
 	c := new(Command)
-	if err := msgpack.Unmarshal(b[1:], c); err != nil {
+	if err := c.DecodeMsgpack(p.dec); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadCommand, err)
 	}
 	return c, nil
 }
+
+// pooledCodec reuses msgpack encoders and decoders across commands.
+type pooledCodec struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+	rd  bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var codecPool = sync.Pool{New: func() any {
+	p := &pooledCodec{}
+	p.enc = msgpack.NewEncoder(&p.buf)
+	p.dec = msgpack.NewDecoder(&p.rd)
+	return p
+}}
 
 // Result is what Apply returns for one command.
 type Result struct {
