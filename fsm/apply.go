@@ -207,11 +207,12 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	n := &node{data: op.Data, czxid: zxid, mzxid: zxid, pzxid: zxid,
 		ctime: cmd.Time, mtime: cmd.Time, aclRef: f.acls.ref(op.ACL)}
 	switch {
-	case op.Type == wire.OpCreateContainer:
-		// The opcode, not the mode, makes a container (ZooKeeper's
-		// CreateContainerTxn): createContainer with an ephemeral or
-		// sequential mode still makes one, create with mode CONTAINER
-		// makes a persistent node.
+	case op.Type == wire.OpCreateContainer || op.Mode.IsContainer():
+		// As ZooKeeper's CreateContainerTxn, createContainer makes a
+		// container whatever its (non-TTL) mode: an ephemeral or
+		// sequential one too. (ZooKeeper makes a create with mode
+		// CONTAINER a persistent node; Paddock keeps making it a
+		// container, as logs written before this rule expect.)
 		n.owner = wire.ContainerOwner
 		f.setMember(f.containers, path, true)
 	case op.Mode.IsEphemeral():

