@@ -50,25 +50,31 @@ func TestReconfigOpcode(t *testing.T) {
 	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cl, _ := connect(t, c.Servers())
+	// Remove a follower, talking to the other follower: a client on the
+	// removed node (or on a removed leader) loses its connection instead of
+	// getting the reply, as with ZooKeeper.
+	leader := c.Leader()
+	victim, via := (leader+1)%3, (leader+2)%3
+	victimID := fmt.Sprint(victim + 1)
+	cl, _ := connect(t, []string{c.Servers()[via]})
 	// Without WRITE on /zookeeper/config (read-only for everyone), reconfig is refused.
-	_, err := cl.IncrementalReconfig(nil, []string{"3"}, -1)
+	_, err := cl.IncrementalReconfig(nil, []string{victimID}, -1)
 	require.ErrorIs(t, err, zk.ErrNoAuth)
 
-	admin, _ := connect(t, c.Servers())
+	admin, _ := connect(t, []string{c.Servers()[via]})
 	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = admin.IncrementalReconfig(nil, []string{"3"}, -1)
+	_, err = admin.IncrementalReconfig(nil, []string{victimID}, -1)
 	require.NoError(t, err)
 	members, err := c.Node(c.Leader()).Server().Members()
 	require.NoError(t, err)
-	require.Len(t, members, 2, "node 3 left through reconfig")
+	require.Len(t, members, 2, "the node left through reconfig")
 	data, _, err := admin.Get("/zookeeper/config")
 	require.NoError(t, err)
-	require.NotContains(t, string(data), "server.3=")
+	require.NotContains(t, string(data), "server."+victimID+"=")
 	_, err = admin.IncrementalReconfig([]string{fmt.Sprintf("server.9=%s:3999:participant", addr)}, nil, 12345)
 	require.ErrorIs(t, err, zk.ErrBadVersion, "a stale curConfigId is refused")
 	_ = ctx
