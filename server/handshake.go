@@ -43,7 +43,12 @@ func (c *conn) handshake(frame []byte) bool {
 		if c.s.isLeader() {
 			c.s.setOwner(res.Session, c.s.cfg.ID)
 		}
-	} else if _, live := c.s.fsm.Session(req.SessionID); live && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
+	} else if known, sure := c.s.sessionKnown(req.SessionID); !sure {
+		// The leader could not confirm either way: let the client retry
+		// (here or elsewhere) rather than tell it its session is gone.
+		c.s.log.Info("cannot validate session now", "session", hexID(req.SessionID), "remote", c.ip)
+		return false
+	} else if known && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
 		if err := c.s.attach(req.SessionID); err != nil {
 			c.logDrop("re-attach session", err)
@@ -96,3 +101,22 @@ func (c *conn) readOnlyHandshake(req *wire.ConnectRequest) bool {
 const localSessionBase = int64(0x7F) << 56
 
 var errClosed = errors.New("connection closed")
+
+// sessionKnown reports whether session id exists, and whether that answer
+// is certain. In a cluster a node may not have applied a session's
+// creation yet (the client reconnected to it right after creating the
+// session elsewhere): as ZooKeeper's learners ask the leader to validate a
+// session, an unknown id is looked up again after catching up with the
+// leader's commit index; if the leader cannot be reached the answer is not
+// certain, so a live session is never reported expired by a lagging node.
+func (s *Server) sessionKnown(id int64) (known, sure bool) {
+	if _, ok := s.fsm.Session(id); ok || !s.cfg.clustered() {
+		return ok, true
+	}
+	idx, err := s.syncIndex()
+	if err != nil || s.waitApplied(idx, DefaultProposeTimeout) != nil {
+		return false, false
+	}
+	_, ok := s.fsm.Session(id)
+	return ok, true
+}
