@@ -263,12 +263,18 @@ func nemesis(t *testing.T, c *zktest.Cluster, rng *rand.Rand, n int) []string {
 	var done []string
 	for i := 0; i < n; i++ {
 		time.Sleep(300*time.Millisecond + time.Duration(rng.Intn(300))*time.Millisecond)
-		switch rng.Intn(3) {
+		switch rng.Intn(4) {
 		case 0:
 			k := c.KillLeader()
 			time.Sleep(400 * time.Millisecond)
 			c.Restart(k)
 			done = append(done, "kill-leader")
+		case 3:
+			k := (c.Leader() + 1 + rng.Intn(c.Size()-1)) % c.Size()
+			c.Kill(k)
+			time.Sleep(400 * time.Millisecond)
+			c.Restart(k)
+			done = append(done, fmt.Sprintf("kill-follower-%d", k))
 		case 1:
 			p := rng.Intn(c.Size())
 			c.Partition(p)

@@ -678,3 +678,32 @@ func TestReplyLargerThanFrameIsADefinedError(t *testing.T) {
 	_, _, err = c.Get("/wide")
 	require.NoError(t, err, "the connection survives")
 }
+
+// TestTenThousandDeep builds the deepest tree of our test plan (10,000
+// levels, paths of 20 KB) one request at a time, reads and counts it, and
+// takes it down again.
+func TestTenThousandDeep(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	c := connect(t, srv)
+	const depth = 10000
+	var b strings.Builder
+	paths := make([]string, depth)
+	for i := range paths {
+		b.WriteString("/d")
+		paths[i] = b.String()
+		_, err := c.Create(paths[i], nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	_, st, err := c.Get(paths[depth-1])
+	require.NoError(t, err)
+	require.Zero(t, st.NumChildren)
+	n, err := srv.Server().FSM().AllChildrenNumber("/d")
+	require.NoError(t, err)
+	require.EqualValues(t, depth-1, n)
+	require.NoError(t, srv.Server().FSM().Check())
+	for i := depth - 1; i >= 0; i-- {
+		require.NoError(t, c.Delete(paths[i], -1))
+	}
+	requireHealthy(t, srv)
+}
