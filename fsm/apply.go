@@ -12,10 +12,10 @@ import (
 func (f *FSM) Apply(l *raft.Log) interface{} {
 	cmd, err := DecodeCommand(l.Data)
 	if err != nil {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.lastZxid = int64(l.Index)
-		return &Result{Zxid: f.lastZxid, Err: wire.ErrMarshallingError}
+		// A committed entry this binary cannot read (written by a newer
+		// Paddock, or corrupt): skipping it would let this replica diverge
+		// from the others, so stop instead, as etcd does.
+		panic(fmt.Sprintf("fsm: cannot apply log entry %d (term %d): %v; is a newer Paddock writing to this cluster?", l.Index, l.Term, err))
 	}
 	return f.ApplyCommand(l.Index, l.Term, cmd)
 }

@@ -3,6 +3,7 @@ package fsm
 import (
 	"testing"
 
+	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/stretchr/testify/require"
 )
@@ -245,4 +246,13 @@ func TestCreateContainerByOpcode(t *testing.T) {
 	res := h.do(sess, Op{Type: wire.OpCreate2, Path: "/flag", ACL: wire.OpenACLUnsafe, Mode: wire.ModeContainer})
 	require.Equal(t, wire.OK, res.Err)
 	require.True(t, h.f.nodes["/flag"].isContainer(), "create with mode CONTAINER makes a container")
+}
+
+// TestApplyRefusesUnknownEntries: a replica must not skip a committed entry
+// it cannot read (it would diverge); it stops with a clear message.
+func TestApplyRefusesUnknownEntries(t *testing.T) {
+	f := New()
+	require.PanicsWithValue(t,
+		"fsm: cannot apply log entry 7 (term 2): fsm: bad command: unknown format version 99; is a newer Paddock writing to this cluster?",
+		func() { f.Apply(&raft.Log{Index: 7, Term: 2, Data: []byte{99, 1, 2}}) })
 }
