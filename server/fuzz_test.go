@@ -62,7 +62,7 @@ func FuzzConnection(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = nc.SetDeadline(time.Now().Add(time.Second))
+		_ = nc.SetDeadline(time.Now().Add(200 * time.Millisecond))
 		_, _ = nc.Write(input)
 		_ = nc.(*net.TCPConn).CloseWrite()                    // EOF after the input: the server answers and closes
 		_, _ = io.Copy(io.Discard, io.LimitReader(nc, 1<<20)) // until the server answers and closes, or the deadline
@@ -73,7 +73,7 @@ func FuzzConnection(f *testing.F) {
 			t.Fatalf("server stopped accepting: %v", err)
 		}
 		defer probe.Close()
-		_ = probe.SetDeadline(time.Now().Add(5 * time.Second))
+		_ = probe.SetDeadline(time.Now().Add(2 * time.Second))
 		if _, err := probe.Write([]byte("ruok")); err != nil {
 			t.Fatal(err)
 		}
