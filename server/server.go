@@ -309,6 +309,7 @@ func (s *Server) onApply(r *fsm.Result) {
 	}
 	if r.Closed != 0 {
 		s.tracker.Remove(r.Closed)
+		s.watches.ForgetSession(r.Closed) // its notification counters
 		if c := s.connOf(r.Closed); c != nil {
 			c.sessionGone()
 		}

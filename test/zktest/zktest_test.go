@@ -171,3 +171,27 @@ func TestManualClockExpiry(t *testing.T) {
 	require.Empty(t, srv.Sessions(), "session 0x%x should have expired", id)
 	require.Empty(t, srv.Tree())
 }
+
+// TestSessionCountersForgotten: per-session notification counters do not
+// outlive their sessions (they would grow without bound).
+func TestSessionCountersForgotten(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Start(t)
+	for i := 0; i < 5; i++ {
+		w, _ := connect(t, srv)
+		_, _, _, err := w.ExistsW("/x")
+		require.NoError(t, err)
+		c, _ := connect(t, srv)
+		_, err = c.Create("/x", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+		c.Close()
+		w.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(srv.Sessions()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Empty(t, srv.Sessions())
+	require.Empty(t, srv.Server().Watches().Stats().BySession)
+	require.EqualValues(t, 5, srv.Notifications(), "totals are kept")
+}
