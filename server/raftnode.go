@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 	"github.com/paddockzk/paddock/fsm"
+	"go.etcd.io/bbolt"
 )
 
 // secretLen is the size of the cluster secret that keys session passwords.
