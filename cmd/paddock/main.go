@@ -22,7 +22,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newServerCmd(), newVersionCmd(), newClusterCmd(), newSnapshotCmd(), newImportZKCmd(), newCLICmd(), newLockCmd(), newElectCmd(), newHerdCmd())
+	root.AddCommand(newServerCmd(), newVersionCmd(), newClusterCmd(), newBenchCmd(), newSnapshotCmd(), newImportZKCmd(), newCLICmd(), newLockCmd(), newElectCmd(), newHerdCmd())
 	return root
 }
 

@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// rssSettle is how long scale waits after its last create before sampling
+// the server's RSS, sampling every rssEvery and keeping the last value.
+const (
+	rssSettle = 3 * time.Second
+	rssEvery  = 500 * time.Millisecond
+)
+
+// scale creates n znodes of ValueSize bytes (1,000 per parent) with
+// ScaleClients clients and reports the create rate and, with a PID, the
+// server's RSS growth per znode.
+func (r *runner) scale(ctx context.Context, n int) []Result {
+	res := r.newResult(Scale, "create", "znodes", n)
+	clients := r.cfg.ScaleClients
+	conns, err := dialAll(ctx, r.cfg.Servers, clients, dialOpts{}, nil)
+	if err != nil {
+		return []Result{r.failed(res, err)}
+	}
+	defer closeAll(conns)
+	root := r.runRoot(Scale, n)
+	if err := ensurePath(conns[0], root); err != nil {
+		return []Result{r.failed(res, err)}
+	}
+	defer r.cleanup(ctx, conns, root)
+	buckets := (n + bucketSize - 1) / bucketSize
+	err = parallel(ctx, conns, buckets, func(c *zk.Conn, i int) error {
+		_, err := c.Create(fmt.Sprintf("%s/b%d", root, i), nil, 0, acl)
+		return err
+	})
+	if err != nil {
+		return []Result{r.failed(res, err)}
+	}
+	var before Mem
+	if r.cfg.PID > 0 {
+		if before, err = ReadMem(r.cfg.PID); err != nil {
+			return []Result{r.failed(res, err)}
+		}
+	}
+
+	val := r.value()
+	var next atomic.Int64
+	var done counter
+	var errs errorLog
+	start := time.Now()
+	b := r.prog.start(res.Key(), func() float64 { return float64(done.load()) / float64(n) },
+		rateStatus(&done, &errs.n, func() time.Time { return start }))
+	hists := make([]*Histogram, clients)
+	var wg sync.WaitGroup
+	for ci, c := range conns {
+		hists[ci] = &Histogram{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				p := fmt.Sprintf("%s/b%d/n%d", root, i/bucketSize, i%bucketSize)
+				t0 := time.Now()
+				_, err := c.Create(p, val, 0, acl)
+				if err != nil {
+					errs.add(err)
+					continue
+				}
+				hists[ci].Record(time.Since(t0))
+				done.add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for _, h := range hists[1:] {
+		hists[0].Merge(h)
+	}
+	res.Ops = done.load()
+	res.Seconds = elapsed.Seconds()
+	res.OpsPerSec = float64(res.Ops) / res.Seconds
+	res.Latency = hists[0].Summary()
+	res.Extra = map[string]float64{"clients": float64(clients)}
+	if r.cfg.PID > 0 && res.Ops > 0 {
+		after := before
+		for t := time.Now(); ; {
+			if v, err := ReadMem(r.cfg.PID); err == nil {
+				after = v
+			}
+			if time.Since(t) >= rssSettle || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(rssEvery)
+		}
+		per := func(a, b int64) float64 { return float64(a-b) / float64(res.Ops) }
+		res.Extra["rss_before_bytes"] = float64(before.RSS)
+		res.Extra["rss_after_bytes"] = float64(after.RSS)
+		res.Extra["rss_per_znode_bytes"] = per(after.RSS, before.RSS)
+		// Anonymous memory (heap) and file-backed pages (a mmapped log)
+		// make up VmRSS; reported apart because they mean different things.
+		res.Extra["rss_anon_per_znode_bytes"] = per(after.Anon, before.Anon)
+		res.Extra["rss_file_per_znode_bytes"] = per(after.File, before.File)
+	}
+	errs.fill(&res)
+	r.finish(b, &res)
+	return []Result{res}
+}
