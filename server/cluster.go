@@ -38,9 +38,13 @@ type RaftTimers struct {
 	Commit      time.Duration
 }
 
-// DefaultRaftTimers suit a LAN cluster.
+// DefaultRaftTimers suit a LAN cluster. Commit is how long the leader
+// waits before telling idle followers the new commit index: followers
+// answer a forwarded write only once they have applied it, so a long
+// commit timer is latency on every forwarded write (ZooKeeper's leader
+// sends COMMIT at once).
 var DefaultRaftTimers = RaftTimers{Heartbeat: time.Second, Election: time.Second,
-	LeaderLease: 500 * time.Millisecond, Commit: 20 * time.Millisecond}
+	LeaderLease: 500 * time.Millisecond, Commit: 2 * time.Millisecond}
 
 func (c *Config) clustered() bool { return len(c.Peers) > 0 }
 

@@ -67,7 +67,7 @@ func (c *Cluster) nodeOptions(id string) options {
 	o.cfg.Peers = append([]server.Peer(nil), c.peers...)
 	o.cfg.ClusterNet = c.net
 	o.cfg.Raft = server.RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
-		LeaderLease: 50 * time.Millisecond, Commit: 5 * time.Millisecond}
+		LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
 	return o
 }
 
