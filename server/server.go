@@ -418,8 +418,15 @@ func (s *Server) DropSession(id int64) {
 	}
 }
 
-// Snapshot takes a Raft snapshot now (compacting the log).
-func (s *Server) Snapshot() error { return s.node.r.Snapshot().Error() }
+// Snapshot takes a Raft snapshot now (compacting the log). A snapshot
+// already covering every entry counts as success.
+func (s *Server) Snapshot() error {
+	err := s.node.r.Snapshot().Error()
+	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil
+	}
+	return err
+}
 
 // RaftStats returns hashicorp/raft's statistics (state, term, indexes,
 // last_snapshot_index, ...).
