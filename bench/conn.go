@@ -146,6 +146,28 @@ func ensurePath(conn *zk.Conn, path string) error {
 	return nil
 }
 
+// syncAll makes every connection's server catch up with the leader
+// (sync), so each client sees what the others created through other
+// servers of an ensemble: ZooKeeper's reads are only consistent per session.
+func syncAll(ctx context.Context, conns []*zk.Conn, path string) error {
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ctx.Err() == nil {
+				_, errs[i] = c.Sync(path)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sync: %w", firstLine(err))
+	}
+	return ctx.Err()
+}
+
 // deleteTree deletes root and everything under it, using every connection
 // in parallel and multi batches of 100 deletes.
 func deleteTree(ctx context.Context, conns []*zk.Conn, root string) error {

@@ -119,3 +119,35 @@ func TestEveryWorkloadAgainstPaddock(t *testing.T) {
 	}
 	t.Logf("\n%s", table.String())
 }
+
+// TestAgainstCluster runs the workloads whose clients meet through
+// different servers against an in-process 3-node cluster: each client uses
+// one node, so what one creates must be visible to the others (sync).
+func TestAgainstCluster(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	cfg := bench.DefaultConfig()
+	cfg.Servers = c.Servers()
+	cfg.Workloads = []string{bench.Read, bench.Mixed, bench.LockFair, bench.LockHerd, bench.Fanout, bench.Expiry}
+	cfg.Clients = []int{3}
+	cfg.Contenders = []int{3}
+	cfg.Watchers = []int{6}
+	cfg.Duration, cfg.Ops, cfg.Warmup = 0, 10, 0
+	cfg.Keys = 10
+	cfg.Sessions = 3
+	cfg.SessionTimeout = 200 * time.Millisecond
+	cfg.Tick = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 6 {
+		t.Fatalf("got %d results", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if r.Errors != 0 || r.Ops <= 0 {
+			t.Errorf("%s: %d ops, %d errors: %v", r.Key(), r.Ops, r.Errors, r.ErrorSamples)
+		}
+	}
+}

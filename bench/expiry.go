@@ -49,6 +49,10 @@ func (r *runner) expiry(ctx context.Context, n int) []Result {
 		if _, err := c.Create(p, nil, zk.FlagEphemeral, acl); err != nil {
 			return fmt.Errorf("create %s: %w", p, err)
 		}
+		// The observer's server may not have applied the create yet.
+		if _, err := obs.Sync(p); err != nil {
+			return fmt.Errorf("sync %s: %w", p, err)
+		}
 		ok, _, ch, err := obs.ExistsW(p)
 		if err != nil {
 			return err

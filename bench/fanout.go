@@ -73,6 +73,11 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The setter created node through another server, perhaps.
+			if _, err := c.Sync(node); err != nil {
+				armed <- fmt.Errorf("sync: %w", err)
+				return
+			}
 			for {
 				_, _, ch, err := c.GetW(node)
 				armed <- err

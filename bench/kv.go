@@ -45,7 +45,10 @@ func (r *runner) populate(ctx context.Context, conns []*zk.Conn, root string) ([
 		}
 		return err
 	})
-	return keys, err
+	if err != nil {
+		return nil, err
+	}
+	return keys, syncAll(ctx, conns, dir)
 }
 
 func (r *runner) write(ctx context.Context, n int) []Result {
