@@ -349,6 +349,32 @@ def check_ephemeral(ctx):
              "ephemerals to vanish after their session closed")
 
 
+@check("acl-digest")
+def check_acl_digest(ctx):
+    from kazoo.exceptions import NoAuthError
+    from kazoo.security import make_digest_acl, make_acl
+    owner = ctx.client()
+    owner.ensure_path(ctx.base)
+    owner.add_auth("digest", "alice:secret")
+    p = ctx.path("private")
+    owner.create(p, b"s", acl=[make_digest_acl("alice", "secret", all=True),
+                               make_acl("world", "anyone", read=True)])
+    acls, _ = owner.get_acls(p)
+    eq(len(acls), 2, "ACL entries")
+    other = ctx.client()
+    data, _ = other.get(p)
+    eq(data, b"s", "world-readable data")
+    try:
+        other.set(p, b"x")
+        raise CheckFailed("an unauthenticated client wrote a digest-protected node")
+    except NoAuthError:
+        pass
+    owner.set(p, b"by alice")
+    other.add_auth("digest", "alice:secret")
+    other.set(p, b"now allowed")
+    eq(owner.get(p)[0], b"now allowed", "data after an authenticated write")
+
+
 @check("transaction-commit")
 def check_transaction_commit(ctx):
     c = ctx.client()
