@@ -50,7 +50,8 @@ func ExampleStartCluster() {
 	defer c.Stop()
 	old := c.Leader()
 	c.Partition(old)
-	for c.Leader() == old { // the majority elects a new leader
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Leader() == old && time.Now().Before(deadline) { // the majority elects a new leader
 		time.Sleep(10 * time.Millisecond)
 	}
 	c.Heal()
