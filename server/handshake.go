@@ -1,8 +1,6 @@
 package server
 
 import (
-	"errors"
-
 	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
 )
@@ -71,7 +69,7 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 		c.s.bind(resp.SessionID, c)
 	}
 	c.enqueue(e.Bytes())
-	if err := c.flush(); err != nil && !errors.Is(err, errClosed) {
+	if err := c.flush(); err != nil {
 		c.logDrop("handshake reply", err)
 		return false
 	}
@@ -99,8 +97,6 @@ func (c *conn) readOnlyHandshake(req *wire.ConnectRequest) bool {
 // localSessionBase marks session ids of read-only sessions, which are
 // local to one node (replicated ids are below 2^56).
 const localSessionBase = int64(0x7F) << 56
-
-var errClosed = errors.New("connection closed")
 
 // sessionKnown reports whether session id exists, and whether that answer
 // is certain. In a cluster a node may not have applied a session's

@@ -149,8 +149,6 @@ func (c *conn) pathRead(op wire.OpCode, r *wire.PathRequest) reply {
 				return wire.OK, &wire.GetACLResponse{ACL: fsm.MaskDigests(acl), Stat: st}
 			}
 			return wire.ErrNoAuth, nil
-		case wire.OpSync:
-			return wire.OK, &wire.PathRequest{Path: r.Path}
 		case wire.OpGetEphemerals:
 			// As ZooKeeper: a prefix that is blank or "/" once trimmed
 			// selects all; any other is matched as sent, untrimmed.
