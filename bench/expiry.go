@@ -75,7 +75,7 @@ func (r *runner) expiry(ctx context.Context, n int) []Result {
 	spread := 2 * tick
 	deadline := time.Now().Add(spread + T + 4*tick + 10*time.Second)
 	var expired counter
-	b := r.prog.start(res.Key(), func() float64 { return float64(expired.load()) / float64(n) },
+	b := r.prog.Start(res.Key(), func() float64 { return float64(expired.load()) / float64(n) },
 		func() string { return fmt.Sprintf("%d/%d expired  T=%v", expired.load(), n, T) })
 
 	delays := make([]time.Duration, n)

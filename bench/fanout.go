@@ -42,7 +42,7 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 	}
 
 	var connected counter
-	b := r.prog.start(fmt.Sprintf("%s (connecting)", res.Key()),
+	b := r.prog.Start(fmt.Sprintf("%s (connecting)", res.Key()),
 		func() float64 { return float64(connected.load()) / float64(n) },
 		func() string { return fmt.Sprintf("%d/%d sessions", connected.load(), n) })
 	t0 := time.Now()
@@ -53,7 +53,7 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 		func() { connected.add(1) })
 	connectSecs := time.Since(t0).Seconds()
 	if b != nil {
-		b.finish(fmt.Sprintf("%-34s %d sessions in %.1fs", res.Key(), n, connectSecs))
+		b.Finish(fmt.Sprintf("%-34s %d sessions in %.1fs", res.Key(), n, connectSecs))
 	}
 	if err != nil {
 		return []Result{r.failed(res, err)}
@@ -130,7 +130,7 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 		}
 		return float64(time.Since(time.Unix(0, startNs.load()))) / float64(r.cfg.Duration)
 	}
-	b = r.prog.start(res.Key(), frac, func() string {
+	b = r.prog.Start(res.Key(), frac, func() string {
 		return fmt.Sprintf("%d rounds  last %s", rounds.load(), fmtMs(ms(time.Duration(lastRound.load()))))
 	})
 	warm := r.cfg.Warmup > 0

@@ -144,7 +144,7 @@ func (r *runner) lock(ctx context.Context, herd bool, n int) []Result {
 		}
 		return float64(time.Since(start)) / float64(r.cfg.Warmup+r.cfg.Duration)
 	}
-	b := r.prog.start(res.Key(), frac, rateStatus(&l.handoffs, &l.errs.n, func() time.Time { return l.measure }))
+	b := r.prog.Start(res.Key(), frac, rateStatus(&l.handoffs, &l.errs.n, func() time.Time { return l.measure }))
 
 	// The watchdog ends the run: at the deadline, on ctx cancellation, or
 	// when nobody has acquired the lock for lockStall.

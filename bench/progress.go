@@ -3,109 +3,17 @@ package bench
 import (
 	"fmt"
 	"io"
-	"os"
-	"strings"
-	"sync"
 	"time"
+
+	iprogress "github.com/paddockzk/paddock/internal/progress"
 )
 
-// progress draws a one-line progress bar (\r updates) on a terminal, and
-// prints one line per finished run whether or not it is a terminal. A nil
-// *progress prints nothing.
-type progress struct {
-	mu  sync.Mutex
-	w   io.Writer
-	tty bool
-}
+type (
+	progress = iprogress.Progress
+	bar      = iprogress.Bar
+)
 
-func newProgress(w io.Writer) *progress {
-	if w == nil {
-		return nil
-	}
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-// logf prints a line (clearing the bar first).
-func (p *progress) logf(format string, args ...any) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.tty {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-	fmt.Fprintf(p.w, format+"\n", args...)
-}
-
-type bar struct {
-	p      *progress
-	label  string
-	frac   func() float64
-	status func() string
-	start  time.Time
-	stop   chan struct{}
-	done   chan struct{}
-}
-
-// start begins a bar: frac reports completion in [0, 1], status a short
-// text (ops, rate, errors).
-func (p *progress) start(label string, frac func() float64, status func() string) *bar {
-	if p == nil {
-		return nil
-	}
-	b := &bar{p: p, label: label, frac: frac, status: status, start: time.Now(),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	if !p.tty {
-		close(b.done)
-		return b
-	}
-	go func() {
-		defer close(b.done)
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			b.draw()
-			select {
-			case <-b.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return b
-}
-
-func (b *bar) draw() {
-	f := b.frac()
-	f = min(max(f, 0), 1)
-	const width = 24
-	filled := int(f * width)
-	line := fmt.Sprintf("%-34s [%s%s] %3.0f%% %5.1fs  %s", b.label,
-		strings.Repeat("#", filled), strings.Repeat(".", width-filled), f*100,
-		time.Since(b.start).Seconds(), b.status())
-	b.p.mu.Lock()
-	fmt.Fprint(b.p.w, "\r\033[K"+line)
-	b.p.mu.Unlock()
-}
-
-// finish removes the bar and prints line in its place.
-func (b *bar) finish(line string) {
-	if b == nil {
-		return
-	}
-	if b.p.tty {
-		close(b.stop)
-	}
-	<-b.done
-	b.p.logf("%s", line)
-}
+func newProgress(w io.Writer) *progress { return iprogress.New(w, false) }
 
 // rateStatus is the usual status text: ops, ops/s, errors.
 func rateStatus(ops, errs *counter, since func() time.Time) func() string {

@@ -163,7 +163,7 @@ func (r *runner) newResult(workload, op, param string, n int) Result {
 func (r *runner) failed(res Result, err error) Result {
 	res.Errors++
 	res.ErrorSamples = append(res.ErrorSamples, err.Error())
-	r.prog.logf("%s: FAILED: %v", res.Key(), err)
+	r.prog.Logf("%s: FAILED: %v", res.Key(), err)
 	return res
 }
 
@@ -176,9 +176,9 @@ func (r *runner) finish(b *bar, res *Result) {
 	}
 	line := fmt.Sprintf("%-34s %s", res.Key(), summaryLine(*res))
 	if b != nil {
-		b.finish(line)
+		b.Finish(line)
 	} else {
-		r.prog.logf("%s", line)
+		r.prog.Logf("%s", line)
 	}
 }
 
@@ -198,7 +198,7 @@ func (r *runner) cleanup(ctx context.Context, conns []*zk.Conn, root string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
 	if err := deleteTree(ctx, conns, root); err != nil {
-		r.prog.logf("cleanup of %s: %v", root, err)
+		r.prog.Logf("cleanup of %s: %v", root, err)
 	}
 }
 
@@ -245,7 +245,7 @@ func (r *runner) closedLoop(ctx context.Context, label string, conns []*zk.Conn,
 		}
 		return float64(time.Since(start)) / float64(cfg.Warmup+cfg.Duration)
 	}
-	b := r.prog.start(label, frac, rateStatus(&ops, &errs.n, func() time.Time { return measure }))
+	b := r.prog.Start(label, frac, rateStatus(&ops, &errs.n, func() time.Time { return measure }))
 	hists := make([][]*Histogram, len(conns))
 	last := make([]time.Time, len(conns))
 	var wg sync.WaitGroup

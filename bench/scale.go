@@ -53,7 +53,7 @@ func (r *runner) scale(ctx context.Context, n int) []Result {
 	var done counter
 	var errs errorLog
 	start := time.Now()
-	b := r.prog.start(res.Key(), func() float64 { return float64(done.load()) / float64(n) },
+	b := r.prog.Start(res.Key(), func() float64 { return float64(done.load()) / float64(n) },
 		rateStatus(&done, &errs.n, func() time.Time { return start }))
 	hists := make([]*Histogram, clients)
 	var wg sync.WaitGroup

@@ -125,7 +125,7 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 	fail := func(err error) Result {
 		res.Errors++
 		res.ErrorSamples = append(res.ErrorSamples, err.Error())
-		r.prog.logf("%-34s failed: %v", label, err)
+		r.prog.Logf("%-34s failed: %v", label, err)
 		return res
 	}
 	path := fmt.Sprintf("%s/%s-%d", r.base, rc, k)
@@ -142,7 +142,7 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 			client.WithDialer(r.wire.dialer(sess)))
 	}
 	var cur atomic.Pointer[runState] // for the progress bar, once the run starts
-	b := r.prog.start(label, func() float64 {
+	b := r.prog.Start(label, func() float64 {
 		st := cur.Load()
 		if st == nil {
 			return float64(index) / float64(total)
@@ -157,7 +157,7 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 	})
 	conns, sessions, err := dialAll(ctx, res.Connections, dial)
 	if err != nil {
-		b.finish("")
+		b.Finish("")
 		return fail(err)
 	}
 	cs := make([]*contender, k)
@@ -228,7 +228,7 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 	if res.Errors > 0 {
 		line += fmt.Sprintf("  %d errors (%s)", res.Errors, res.ErrorSamples[0])
 	}
-	b.finish(line)
+	b.Finish(line)
 	return res
 }
 
