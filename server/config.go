@@ -86,6 +86,13 @@ type Config struct {
 	Stores *Stores
 	// NoSync disables fsync of the Raft log (faster, not durable on power loss).
 	NoSync bool
+	// LogStore picks the Raft log store of a data dir: LogStoreWAL
+	// (raft-wal), LogStoreBolt (raft-boltdb), or LogStoreAuto (the one the
+	// dir already holds; raft-wal for a new dir).
+	LogStore string
+	// WALSegmentSize is the size of one raft-wal segment file (0:
+	// DefaultWALSegmentSize).
+	WALSegmentSize int
 	// TickTime is the session-expiry bucket width.
 	TickTime time.Duration
 	// MinSessionTimeout and MaxSessionTimeout clamp requested timeouts;
@@ -209,6 +216,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("bad client port %d", c.Port))
+	}
+	if c.LogStore != LogStoreAuto && c.LogStore != LogStoreWAL && c.LogStore != LogStoreBolt {
+		errs = append(errs, fmt.Errorf("unknown log store %q (want %q or %q)", c.LogStore, LogStoreWAL, LogStoreBolt))
 	}
 	if c.MaxFrame <= 0 {
 		c.MaxFrame = wire.DefaultMaxFrame

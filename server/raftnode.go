@@ -6,15 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/paddockzk/paddock/fsm"
-	"go.etcd.io/bbolt"
 )
 
 // secretLen is the size of the cluster secret that keys session passwords.
@@ -72,20 +69,24 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, err
 		}
-		// The free list is rebuilt on open instead of written on every
-		// commit: one fewer page to sync per Raft batch.
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db"), NoSync: cfg.NoSync,
-			BoltOptions: &bbolt.Options{Timeout: 10 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
+		ls, st, closer, err := openLogStore(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("open raft log: %w", err)
+			return nil, err
 		}
-		n.closer = append(n.closer, bolt)
+		n.closer = append(n.closer, closer)
 		fss, err := raft.NewFileSnapshotStore(cfg.DataDir, 2, io.Discard)
 		if err != nil {
-			_ = bolt.Close()
+			n.close()
 			return nil, fmt.Errorf("open snapshot store: %w", err)
 		}
-		logs, stable, snaps = bolt, bolt, fss
+		// Recent entries stay in memory for the leader to replicate
+		// without reading them back from disk.
+		cache, err := raft.NewLogCache(LogCacheSize, ls)
+		if err != nil {
+			n.close()
+			return nil, err
+		}
+		logs, stable, snaps = cache, st, fss
 	}
 	var trans raft.Transport
 	conf := raft.Configuration{}
