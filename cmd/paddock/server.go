@@ -17,6 +17,8 @@ func newServerCmd() *cobra.Command {
 	cfg := server.DefaultConfig()
 	var configFile, logFormat, id string
 	var peers []string
+	gc := server.DefaultGCTuning()
+	var gcHeadroomMiB uint64 = gc.MinHeadroom >> 20
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a ZooKeeper-compatible server (standalone, in memory by default)",
@@ -37,7 +39,8 @@ func newServerCmd() *cobra.Command {
 				return err
 			}
 			final.Logger = log
-			return runServer(final, log)
+			gc.MinHeadroom = gcHeadroomMiB << 20
+			return runServer(final, gc, log)
 		},
 	}
 	f := cmd.Flags()
@@ -48,6 +51,9 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.TickTime, "tick", cfg.TickTime, "tick time: the session-expiry granularity")
 	f.IntVar(&cfg.MaxClientCnxns, "max-client-cnxns", cfg.MaxClientCnxns, "connections per client IP (0: unlimited)")
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the Raft log (not durable on power loss)")
+	f.StringVar(&cfg.LogStore, "log-store", "", "Raft log store of a data dir: wal or bolt (default: what the dir holds, wal for a new one)")
+	f.IntVar(&gc.Percent, "gc-percent", gc.Percent, "Go heap headroom as a percentage of the live heap, once above --gc-min-headroom (GOGC in the environment overrides both)")
+	f.Uint64Var(&gcHeadroomMiB, "gc-min-headroom", gcHeadroomMiB, "garbage in MiB the Go heap may gather between collections, at least")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.IntVar(&cfg.SecurePort, "secure-port", 0, "also serve clients over TLS on this port (zoo.cfg secureClientPort)")
 	f.StringVar(&cfg.TLSFiles.CertFile, "tls-cert", "", "PEM certificate (chain) for the secure client port")
@@ -80,6 +86,7 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 	set("tick", func() { dst.TickTime = flags.TickTime })
 	set("max-client-cnxns", func() { dst.MaxClientCnxns = flags.MaxClientCnxns })
 	set("no-sync", func() { dst.NoSync = flags.NoSync })
+	set("log-store", func() { dst.LogStore = flags.LogStore })
 	set("admin-addr", func() { dst.AdminAddr = flags.AdminAddr })
 	set("metrics-addr", func() { dst.MetricsAddr = flags.MetricsAddr })
 	set("join", func() { dst.Join = flags.Join })
@@ -153,7 +160,7 @@ func newLogger(format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }
 
-func runServer(cfg server.Config, log *slog.Logger) error {
+func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -166,6 +173,7 @@ func runServer(cfg server.Config, log *slog.Logger) error {
 		"storage", storage, "version", server.ZooKeeperVersion)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go server.TuneGC(ctx, gc)
 	<-ctx.Done()
 	log.Info("shutting down")
 	done := make(chan error, 1)
