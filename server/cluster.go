@@ -42,9 +42,10 @@ type RaftTimers struct {
 // waits before telling idle followers the new commit index: followers
 // answer a forwarded write only once they have applied it, so a long
 // commit timer is latency on every forwarded write (ZooKeeper's leader
-// sends COMMIT at once).
+// sends COMMIT at once). pushCommits makes the wait rare; 1 ms is Raft's
+// minimum.
 var DefaultRaftTimers = RaftTimers{Heartbeat: time.Second, Election: time.Second,
-	LeaderLease: 500 * time.Millisecond, Commit: 2 * time.Millisecond}
+	LeaderLease: 500 * time.Millisecond, Commit: time.Millisecond}
 
 func (c *Config) clustered() bool { return len(c.Peers) > 0 }
 
@@ -105,7 +106,7 @@ func (s *Server) startLeading() func() {
 	s.tracker.ResetAll()
 	ctx, cancel := context.WithCancel(s.ctx)
 	var duties sync.WaitGroup
-	for _, duty := range []func(context.Context){s.ensureSecret, s.runExpirer, s.reapLoop, s.ensureConfig} {
+	for _, duty := range []func(context.Context){s.ensureSecret, s.runExpirer, s.reapLoop, s.ensureConfig, s.pushCommits} {
 		duties.Add(1)
 		go func() {
 			defer duties.Done()
@@ -205,20 +206,31 @@ func (s *Server) attach(id int64) error {
 	return err
 }
 
-// syncIndex returns the index a sync must wait for: the leader's commit
-// index, confirmed by a quorum round.
+// syncIndex returns the index a sync must wait for: the last write
+// committed when a quorum confirmed this leadership (see leaderSyncPoint).
 func (s *Server) syncIndex() (int64, error) {
 	if s.isLeader() {
-		if err := s.node.r.VerifyLeader().Error(); err != nil {
-			return 0, err
-		}
-		return int64(s.node.r.CommitIndex()), nil
+		return s.leaderSyncPoint()
 	}
 	resp, err := s.fwd.call(&fwdRequest{Kind: fwdSync}, DefaultProposeTimeout)
 	if err != nil {
 		return 0, err
 	}
 	return int64(resp.Index), nil
+}
+
+// leaderSyncPoint returns the zxid of the last write committed before
+// the call, once this leader has applied it. A barrier does both: it
+// commits only while this node leads (a quorum round, as VerifyLeader),
+// and completes once every earlier entry is applied. The commit index
+// itself would not do, since it may be a Raft-internal entry (a barrier
+// from pushCommits, a configuration change) that never reaches the FSM
+// and that followers learn of only on the next commit timer.
+func (s *Server) leaderSyncPoint() (int64, error) {
+	if err := s.node.r.Barrier(DefaultProposeTimeout).Error(); err != nil {
+		return 0, err
+	}
+	return s.fsm.LastZxid(), nil
 }
 
 // noteApplied publishes a new applied index (called from onApply).
@@ -232,7 +244,8 @@ func (s *Server) noteApplied(zxid int64) {
 	s.appliedMu.Unlock()
 }
 
-// waitApplied waits until the local FSM has applied index idx.
+// waitApplied waits until the local FSM has applied index idx (the
+// index of an FSM entry: Raft-internal entries never signal appliedCh).
 func (s *Server) waitApplied(idx int64, timeout time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

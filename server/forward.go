@@ -140,11 +140,12 @@ func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
 		}
 		resp.Index, resp.Result = f.Index(), &res
 	case fwdSync:
-		if err := s.node.r.VerifyLeader().Error(); err != nil {
+		idx, err := s.leaderSyncPoint()
+		if err != nil {
 			resp.Err = err.Error()
 			return resp
 		}
-		resp.Index = s.node.r.CommitIndex()
+		resp.Index = uint64(idx)
 	case fwdMembership:
 		if req.Membership == nil {
 			resp.Err = "membership change missing"

@@ -60,6 +60,8 @@ type Server struct {
 	appliedMu  sync.Mutex
 	appliedIdx int64
 	appliedCh  chan struct{}
+	// commitNudge wakes pushCommits after each applied entry.
+	commitNudge chan struct{}
 }
 
 // New starts a server: Raft, the fsm, and the client listener. It returns
@@ -70,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, fsm: fsm.New(), started: time.Now(),
 		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn), perIP: make(map[string]int),
-		appliedCh: make(chan struct{})}
+		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout})
 	s.metrics = newMetrics(s)
@@ -300,6 +302,7 @@ func (s *Server) onApply(r *fsm.Result) {
 	for _, ev := range r.Events {
 		s.watches.TriggerFiltered(r.Zxid, ev.Path, ev.Type, s.readFilter(ev.ACL))
 	}
+	defer s.nudgeCommitPush()
 	defer s.noteApplied(r.Zxid)
 	for _, q := range r.QuotaWarnings {
 		s.log.Warn("quota exceeded", "path", q, "zxid", hexID(r.Zxid))

@@ -18,6 +18,7 @@ func newServerCmd() *cobra.Command {
 	var configFile, logFormat, id string
 	var peers []string
 	gc := server.DefaultGCTuning()
+	commitTimeout := server.DefaultRaftTimers.Commit
 	var gcHeadroomMiB uint64 = gc.MinHeadroom >> 20
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -38,6 +39,12 @@ func newServerCmd() *cobra.Command {
 			if err := clusterFromFlags(&final, id, peers); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("raft-commit-timeout") {
+				if final.Raft == (server.RaftTimers{}) {
+					final.Raft = server.DefaultRaftTimers
+				}
+				final.Raft.Commit = commitTimeout
+			}
 			final.Logger = log
 			gc.MinHeadroom = gcHeadroomMiB << 20
 			return runServer(final, gc, log)
@@ -54,6 +61,7 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&cfg.LogStore, "log-store", "", "Raft log store of a data dir: wal or bolt (default: what the dir holds, wal for a new one)")
 	f.IntVar(&gc.Percent, "gc-percent", gc.Percent, "Go heap headroom as a percentage of the live heap, once above --gc-min-headroom (GOGC in the environment overrides both)")
 	f.Uint64Var(&gcHeadroomMiB, "gc-min-headroom", gcHeadroomMiB, "garbage in MiB the Go heap may gather between collections, at least")
+	f.DurationVar(&commitTimeout, "raft-commit-timeout", commitTimeout, "cluster: longest wait before the leader tells idle followers the commit index (latency of writes through followers vs idle heartbeat traffic)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.IntVar(&cfg.SecurePort, "secure-port", 0, "also serve clients over TLS on this port (zoo.cfg secureClientPort)")
 	f.StringVar(&cfg.TLSFiles.CertFile, "tls-cert", "", "PEM certificate (chain) for the secure client port")
