@@ -21,7 +21,7 @@ const (
 // fanout measures watch fan-out: n sessions each hold a data watch (GetW)
 // on one znode; a separate session sets it; the round's time is from just
 // before setData to the moment the last watcher has its notification.
-// Watchers re-arm after every notification; rounds repeat for Duration
+// Watchers re-arm once every notification of a round arrived; rounds repeat for Duration
 // (at least 3) or Ops rounds, after one warm-up round.
 func (r *runner) fanout(ctx context.Context, n int) []Result {
 	res := r.newResult(Fanout, "notify", "watchers", n)
@@ -61,6 +61,12 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 	defer closeAll(watchers)
 
 	stop := make(chan struct{})
+	// Watchers re-arm only once a round is over (gate closes), so the
+	// round measures delivery alone, not delivery while the server also
+	// answers n re-arming reads.
+	var gate atomic.Pointer[chan struct{}]
+	gate0 := make(chan struct{})
+	gate.Store(&gate0)
 	armed := make(chan error, n)
 	notified := make(chan error, n)
 	recv := make([]atomic.Int64, n) // UnixNano of each watcher's latest notification
@@ -91,7 +97,13 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 						notified <- fmt.Errorf("watcher got %v (%v), not NodeDataChanged", ev.Type, ev.Err)
 						return
 					}
+					roundOver := *gate.Load()
 					notified <- nil
+					select {
+					case <-roundOver:
+					case <-stop:
+						return
+					}
 				case <-stop:
 					return
 				}
@@ -148,6 +160,8 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 			errs.add(err)
 			break
 		}
+		next := make(chan struct{})
+		close(*gate.Swap(&next))
 		if warm {
 			warm = false
 			startNs.store(time.Now().UnixNano())
