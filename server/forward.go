@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -56,16 +55,6 @@ type fwdResponse struct {
 	Err    string      `msgpack:"e,omitempty"` // any other failure
 }
 
-func writeMsg(w io.Writer, v any) error {
-	b, err := msgpack.Marshal(v)
-	if err != nil {
-		return err
-	}
-	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
-	_, err = w.Write(append(frame, b...))
-	return err
-}
-
 func readMsg(r io.Reader, v any) error {
 	b, err := wire.ReadFrame(r, nil, maxForwardFrame)
 	if err != nil {
@@ -79,7 +68,7 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 	defer c.Close()
 	stop := s.closeOnShutdown(c)
 	defer stop()
-	var wmu sync.Mutex
+	fw := newFrameWriter(c, s.cfg.WriteTimeout)
 	br := bufio.NewReaderSize(c, 64<<10)
 	for {
 		var req fwdRequest
@@ -91,11 +80,7 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			continue
 		}
 		go func() {
-			resp := s.handleForward(peer, &req)
-			wmu.Lock()
-			defer wmu.Unlock()
-			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-			if err := writeMsg(c, resp); err != nil {
+			if err := fw.send(s.handleForward(peer, &req)); err != nil {
 				_ = c.Close()
 			}
 		}()
@@ -167,37 +152,38 @@ type forwarder struct {
 
 	mu      sync.Mutex
 	conn    net.Conn
+	w       *frameWriter // conn's
 	target  string
 	nextID  uint64
 	pending map[uint64]chan *fwdResponse
-	wmu     sync.Mutex
 }
 
 func newForwarder(s *Server) *forwarder {
 	return &forwarder{s: s, pending: make(map[uint64]chan *fwdResponse)}
 }
 
-// connect returns a connection to the current leader, dialing if needed.
-func (f *forwarder) connect() (net.Conn, error) {
+// connect returns a connection to the current leader and its writer,
+// dialing if needed.
+func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
 	addr, _ := f.s.node.r.LeaderWithID()
 	if addr == "" {
-		return nil, errNoLeader
+		return nil, nil, errNoLeader
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conn != nil && f.target == string(addr) {
-		return f.conn, nil
+		return f.conn, f.w, nil
 	}
 	if f.conn != nil {
 		f.failLocked(f.conn)
 	}
 	c, err := f.s.mux.dial(streamForward, string(addr), 2*time.Second)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f.conn, f.target = c, string(addr)
+	f.conn, f.w, f.target = c, newFrameWriter(c, f.s.cfg.WriteTimeout), string(addr)
 	go f.readLoop(c)
-	return c, nil
+	return c, f.w, nil
 }
 
 func (f *forwarder) readLoop(c net.Conn) {
@@ -226,7 +212,7 @@ func (f *forwarder) failLocked(c net.Conn) {
 	if f.conn != c {
 		return
 	}
-	f.conn = nil
+	f.conn, f.w = nil, nil
 	for id, ch := range f.pending {
 		delete(f.pending, id)
 		ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
@@ -235,7 +221,7 @@ func (f *forwarder) failLocked(c net.Conn) {
 
 // call sends req to the leader and waits for the answer.
 func (f *forwarder) call(req *fwdRequest, timeout time.Duration) (*fwdResponse, error) {
-	c, err := f.connect()
+	c, w, err := f.connect()
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +231,7 @@ func (f *forwarder) call(req *fwdRequest, timeout time.Duration) (*fwdResponse, 
 	req.ID = f.nextID
 	f.pending[req.ID] = ch
 	f.mu.Unlock()
-	if err := f.send(c, req); err != nil {
+	if err := w.send(req); err != nil {
 		f.mu.Lock()
 		f.failLocked(c)
 		f.mu.Unlock()
@@ -267,20 +253,13 @@ func (f *forwarder) call(req *fwdRequest, timeout time.Duration) (*fwdResponse, 
 	}
 }
 
-func (f *forwarder) send(c net.Conn, req *fwdRequest) error {
-	f.wmu.Lock()
-	defer f.wmu.Unlock()
-	_ = c.SetWriteDeadline(time.Now().Add(f.s.cfg.WriteTimeout))
-	return writeMsg(c, req)
-}
-
 // touch sends a batch of session touches (best effort).
 func (f *forwarder) touch(ids []int64) {
-	c, err := f.connect()
+	c, w, err := f.connect()
 	if err != nil {
 		return
 	}
-	if err := f.send(c, &fwdRequest{Kind: fwdTouch, Sessions: ids}); err != nil {
+	if err := w.send(&fwdRequest{Kind: fwdTouch, Sessions: ids}); err != nil {
 		f.mu.Lock()
 		f.failLocked(c)
 		f.mu.Unlock()

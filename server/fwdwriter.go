@@ -1,0 +1,63 @@
+package server
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// frameWriter sends forwarding messages from many goroutines over one
+// connection in few writes: a sender that finds no write in progress
+// becomes the flusher and writes everything queued, including what others
+// queue meanwhile; the others return at once. Under load one syscall
+// carries many messages instead of one each.
+type frameWriter struct {
+	c       net.Conn
+	timeout time.Duration
+
+	mu       sync.Mutex
+	buf      []byte
+	spare    []byte
+	flushing bool
+	err      error
+}
+
+func newFrameWriter(c net.Conn, timeout time.Duration) *frameWriter {
+	return &frameWriter{c: c, timeout: timeout}
+}
+
+// send queues v (msgpack, framed by a 4-byte big-endian length) and
+// flushes unless another sender is flushing. A write error is returned to
+// the flusher and to every later sender; the caller closes the connection.
+func (w *frameWriter) send(v any) error {
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(len(b)))
+	w.buf = append(w.buf, b...)
+	if w.flushing {
+		return nil
+	}
+	w.flushing = true
+	for len(w.buf) > 0 && w.err == nil {
+		out := w.buf
+		w.buf = w.spare[:0]
+		w.mu.Unlock()
+		_ = w.c.SetWriteDeadline(time.Now().Add(w.timeout))
+		_, err := w.c.Write(out)
+		w.mu.Lock()
+		w.spare = out[:0]
+		w.err = err
+	}
+	w.flushing = false
+	return w.err
+}
