@@ -79,6 +79,41 @@ func TestClusterReplicatesAndForwards(t *testing.T) {
 	_ = eph
 }
 
+// TestClusterFollowersLearnCommitsAtOnce: with a Raft commit timer far
+// longer than any write takes, writes and syncs through a follower still
+// finish quickly, because the leader pushes each commit to the followers
+// (pushCommits) instead of leaving them to the timer.
+func TestClusterFollowersLearnCommitsAtOnce(t *testing.T) {
+	const commitTimer = 3 * time.Second
+	c := zktest.StartCluster(t, 3, zktest.WithRaftCommitTimeout(commitTimer))
+	follower := (c.Leader() + 1) % 3
+	cl, _ := connect(t, []string{c.Servers()[follower]})
+	watcher, _ := connect(t, []string{c.Servers()[(c.Leader()+2)%3]})
+	_, err := cl.Create("/p", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = watcher.Sync("/p")
+	require.NoError(t, err)
+	_, _, ch, err := watcher.GetW("/p")
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = cl.Set("/p", []byte("x"), -1)
+	require.NoError(t, err)
+	select {
+	case ev := <-ch:
+		require.Equal(t, zk.EventNodeDataChanged, ev.Type)
+	case <-time.After(commitTimer/2 - time.Since(start)):
+		t.Fatal("a watch on the other follower fired only with the commit timer")
+	}
+	for i := range 3 {
+		start := time.Now()
+		_, err := cl.Set("/p", []byte{byte(i)}, -1)
+		require.NoError(t, err)
+		_, err = cl.Sync("/p")
+		require.NoError(t, err)
+		require.Less(t, time.Since(start), commitTimer/2, "set+sync through a follower waited for the commit timer")
+	}
+}
+
 func TestClusterSurvivesLeaderLoss(t *testing.T) {
 	c := zktest.StartCluster(t, 3)
 	cl, ev := connect(t, c.Servers())

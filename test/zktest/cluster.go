@@ -68,6 +68,9 @@ func (c *Cluster) nodeOptions(id string) options {
 	o.cfg.ClusterNet = c.net
 	o.cfg.Raft = server.RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
 		LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
+	if o.commit > 0 {
+		o.cfg.Raft.Commit = o.commit
+	}
 	return o
 }
 

@@ -27,6 +27,7 @@ type options struct {
 	clock     *session.ManualClock
 	durable   bool
 	logger    *slog.Logger
+	commit    time.Duration // cluster Raft commit timer; 0: 2ms
 }
 
 // WithTickTime sets the tick (session-expiry granularity); default 100ms,
@@ -86,6 +87,11 @@ func WithSnapshotEvery(n uint64) Option {
 		o.cfg.SnapshotInterval = 50 * time.Millisecond
 	}
 }
+
+// WithRaftCommitTimeout sets a cluster's Raft commit timer (default
+// 2ms): the longest a follower may wait to learn of a commit when nothing
+// else tells it sooner.
+func WithRaftCommitTimeout(d time.Duration) Option { return func(o *options) { o.commit = d } }
 
 // WithObservers makes the last k nodes of a cluster observers: Raft
 // non-voters that serve reads and forward writes (server.N=...:observer).
