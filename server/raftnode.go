@@ -23,6 +23,12 @@ type raftNode struct {
 	closer []io.Closer
 }
 
+// maxAppendEntries caps the entries Raft batches into one disk write and
+// one AppendEntries RPC (and sizes its apply channel). Raft's default: a
+// larger value costs an allocation of that many slots on every commit
+// (processLogs), garbage that dominated small batches at 1,024.
+const maxAppendEntries = 64
+
 // standaloneRaftConfig is a single-voter configuration with short timers:
 // with no peers there is nobody to wait for.
 func standaloneRaftConfig(cfg *Config) *raft.Config {
@@ -33,7 +39,7 @@ func standaloneRaftConfig(cfg *Config) *raft.Config {
 	rc.LeaderLeaseTimeout = 5 * time.Millisecond
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.BatchApplyCh = true
-	rc.MaxAppendEntries = 1024
+	rc.MaxAppendEntries = maxAppendEntries
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	if cfg.TrailingLogs > 0 {
 		rc.TrailingLogs = cfg.TrailingLogs
