@@ -1,0 +1,27 @@
+// Package server is a ZooKeeper-compatible server: ZooKeeper's client
+// protocol in front of the znode tree of package fsm, replicated with
+// hashicorp/raft.
+//
+// The contract:
+//
+//   - New(cfg) returns a server that is serving: standalone (a single
+//     Raft voter, in memory or on cfg.DataDir) or a member of the cluster
+//     cfg.Peers describe. Close stops it and releases every file.
+//   - Replies on a connection come in request order. A read sees every
+//     write sent before it on its connection and none sent after. A watch
+//     notification is queued before any reply that shows the change.
+//   - A write is acknowledged once applied by the node the client is
+//     connected to; with a data dir it is then on disk on a quorum (fsync
+//     unless cfg.NoSync). Followers forward writes to the leader; sync makes
+//     the local node catch up with the last committed write.
+//   - Sessions are global; only the leader expires them; a new leader gives
+//     every session a fresh timeout.
+//   - Bad input gets an error code or a closed connection, never a panic;
+//     every limit is a named Config field with a Default constant.
+//
+// Storage: in memory (raft's in-memory stores, or cfg.Stores to survive a
+// restart within a process), or cfg.DataDir with snapshots and the Raft log
+// in raft-wal (LogStoreWAL, the default for a new dir) or raft-boltdb
+// (LogStoreBolt, kept for dirs that hold raft.db). TuneGC is for programs
+// that run one server per process (paddock server).
+package server
