@@ -69,12 +69,14 @@ func TestShape(t *testing.T) {
 				t.Errorf("%s K=%d: %.2f notifications per hand-off, want [%g, %g]", r.Recipe, r.Contenders, v, lo, hi)
 			}
 		}
-		// Both counts agree; a read/write lock's readers go on acquiring
-		// and releasing while the counters are read, so its two windows
-		// differ slightly.
+		// Both counts agree. A read/write lock's readers go on acquiring
+		// and releasing while the counters are read, so each edge of the
+		// window may cut through a herd (the naive lock wakes up to 2K
+		// waiters per hand-off) that the server counts on one side of the
+		// edge and the clients on the other: at most one herd per edge.
 		slack := int64(0)
 		if r.Recipe.isRW() {
-			slack = r.Notifications/10 + 2
+			slack = r.Notifications/10 + 2*2*int64(r.Contenders)
 		}
 		if d := r.Notifications - r.ClientNotifications; r.NotificationsSource != "server" || d > slack || -d > slack {
 			t.Errorf("%s K=%d: server counted %d notifications (%s), the contenders' connections %d",
