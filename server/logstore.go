@@ -47,27 +47,21 @@ const (
 )
 
 // logStoreKind resolves LogStoreAuto for a data dir: an existing raft.db
-// keeps bolt, so upgrading never strands a log.
-func logStoreKind(cfg *Config) (string, error) {
-	switch cfg.LogStore {
-	case LogStoreWAL, LogStoreBolt:
-		return cfg.LogStore, nil
-	case LogStoreAuto:
-		if _, err := os.Stat(filepath.Join(cfg.DataDir, boltFile)); err == nil {
-			return LogStoreBolt, nil
-		}
-		return LogStoreWAL, nil
+// keeps bolt, so upgrading never strands a log. (Config.Validate has
+// rejected any other value.)
+func logStoreKind(cfg *Config) string {
+	if cfg.LogStore != LogStoreAuto {
+		return cfg.LogStore
 	}
-	return "", fmt.Errorf("unknown log store %q (want %q or %q)", cfg.LogStore, LogStoreWAL, LogStoreBolt)
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, boltFile)); err == nil {
+		return LogStoreBolt
+	}
+	return LogStoreWAL
 }
 
 // openLogStore opens the Raft log and stable store of cfg.DataDir.
 func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, error) {
-	kind, err := logStoreKind(cfg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if kind == LogStoreBolt {
+	if logStoreKind(cfg) == LogStoreBolt {
 		// The free list is rebuilt on open instead of written on every
 		// commit: one fewer page to sync per Raft batch.
 		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, boltFile), NoSync: cfg.NoSync,

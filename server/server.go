@@ -302,7 +302,9 @@ func (s *Server) onApply(r *fsm.Result) {
 	for _, ev := range r.Events {
 		s.watches.TriggerFiltered(r.Zxid, ev.Path, ev.Type, s.readFilter(ev.ACL))
 	}
-	defer s.nudgeCommitPush()
+	if s.cfg.clustered() {
+		defer s.nudgeCommitPush() // after noteApplied (defers run last-first)
+	}
 	defer s.noteApplied(r.Zxid)
 	for _, q := range r.QuotaWarnings {
 		s.log.Warn("quota exceeded", "path", q, "zxid", hexID(r.Zxid))
