@@ -174,11 +174,12 @@ func (f *FSM) applyOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
 	parentPath := wire.ParentPath(op.Path)
-	parent := f.nodes[parentPath]
-	if parent == nil {
+	pid, ok := f.lookup(parentPath)
+	if !ok {
 		res.Err = wire.ErrNoNode
 		return res
 	}
+	parent := f.chunks.at(pid)
 	if !f.allowed(cmd, parent, wire.PermCreate) {
 		res.Err = wire.ErrNoAuth
 		return res
@@ -193,7 +194,7 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrBadArguments
 		return res
 	}
-	if f.nodes[path] != nil {
+	if _, exists := f.lookup(path); exists {
 		res.Err = wire.ErrNodeExists
 		return res
 	}
@@ -204,7 +205,7 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	if res.Err = f.quotaCheck(path, 1, int64(len(op.Data)), cmd.EnforceQuota, r); res.Err != wire.OK {
 		return res
 	}
-	n := &node{data: op.Data, czxid: zxid, mzxid: zxid, pzxid: zxid,
+	t := node{czxid: zxid, mzxid: zxid, pzxid: zxid,
 		ctime: cmd.Time, mtime: cmd.Time, aclRef: f.acls.ref(op.ACL)}
 	switch {
 	case op.Type == wire.OpCreateContainer || op.Mode.IsContainer():
@@ -213,29 +214,29 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		// sequential one too. (ZooKeeper makes a create with mode
 		// CONTAINER a persistent node; Paddock keeps making it a
 		// container, as logs written before this rule expect.)
-		n.owner = wire.ContainerOwner
+		t.owner = wire.ContainerOwner
 		f.setMember(f.containers, path, true)
 	case op.Mode.IsEphemeral():
 		if cmd.Session == 0 {
 			res.Err = wire.ErrBadArguments
 			return res
 		}
-		n.owner = cmd.Session
+		t.owner = cmd.Session
 		f.setMember(f.sessions[cmd.Session].ephemerals0(), path, true)
 	case op.Mode.IsTTL():
-		n.owner = wire.TTLOwner(op.TTL)
+		t.owner = wire.TTLOwner(op.TTL)
 		f.setMember(f.ttls, path, true)
 	}
-	f.putNode(path, n)
-	p := f.mutable(parentPath)
+	f.putNode(path, pid, t, op.Data)
+	p := f.mut(pid)
 	p.cversion++
 	p.pzxid = zxid
-	f.link(p, wire.BaseName(path))
-	f.quotaUpdate(path, 1, int64(len(n.data)))
+	pacl := p.aclRef
+	f.quotaUpdate(path, 1, int64(len(op.Data)))
 	f.quotaNodeChanged(path, false)
-	r.Events = append(r.Events, Event{wire.EventNodeCreated, path, f.acls.get(n.aclRef)},
-		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(p.aclRef)})
-	res.Path, res.Stat = path, n.stat()
+	r.Events = append(r.Events, Event{wire.EventNodeCreated, path, f.acls.get(t.aclRef)},
+		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(pacl)})
+	res.Path, res.Stat = path, f.node(path).stat()
 	return res
 }
 
@@ -253,7 +254,7 @@ func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrBadArguments
 		return res
 	}
-	parent, n := f.nodes[wire.ParentPath(op.Path)], f.nodes[op.Path]
+	parent, n := f.node(wire.ParentPath(op.Path)), f.node(op.Path)
 	switch {
 	case parent == nil:
 		res.Err = wire.ErrNoNode
@@ -263,7 +264,7 @@ func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrNoNode
 	case op.Version != -1 && op.Version != n.version:
 		res.Err = wire.ErrBadVersion
-	case len(n.children) > 0:
+	case n.nkids > 0:
 		res.Err = wire.ErrNotEmpty
 	default:
 		f.removeNode(zxid, op.Path, r)
@@ -275,7 +276,7 @@ func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 // passed since its mtime, re-checking what the reaper saw.
 func (f *FSM) reap(zxid, now int64, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.nodes[op.Path]
+	n := f.node(op.Path)
 	if n == nil {
 		res.Err = wire.ErrNoNode
 		return res
@@ -284,7 +285,7 @@ func (f *FSM) reap(zxid, now int64, op *Op, r *Result) OpResult {
 	switch {
 	case !n.isContainer() && !isTTL:
 		res.Err = wire.ErrBadArguments
-	case len(n.children) > 0:
+	case n.nkids > 0:
 		res.Err = wire.ErrNotEmpty
 	case isTTL && now-n.mtime <= ttl:
 		res.Err = wire.ErrBadVersion
@@ -297,7 +298,8 @@ func (f *FSM) reap(zxid, now int64, op *Op, r *Result) OpResult {
 // removeNode deletes an existing childless node and updates its parent,
 // indexes and events.
 func (f *FSM) removeNode(zxid int64, path string, r *Result) {
-	n := f.nodes[path]
+	n := f.node(path)
+	acl, size := n.aclRef, n.dataLen()
 	switch {
 	case n.isEphemeral():
 		if s := f.sessions[n.owner]; s != nil {
@@ -310,29 +312,28 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 			f.setMember(f.ttls, path, false)
 		}
 	}
-	f.quotaUpdate(path, -1, -int64(len(n.data)))
+	f.quotaUpdate(path, -1, -int64(size))
 	f.quotaNodeChanged(path, true)
 	f.deleteNode(path)
 	parentPath := wire.ParentPath(path)
 	p := f.mutable(parentPath)
-	f.unlink(p, wire.BaseName(path))
 	if zxid > p.pzxid {
 		p.pzxid = zxid
 	}
-	r.Events = append(r.Events, Event{wire.EventNodeDeleted, path, f.acls.get(n.aclRef)},
+	r.Events = append(r.Events, Event{wire.EventNodeDeleted, path, f.acls.get(acl)},
 		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(p.aclRef)})
 }
 
 func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.nodes[op.Path]
+	n := f.node(op.Path)
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
 	case !f.allowed(cmd, n, wire.PermWrite):
 		res.Err = wire.ErrNoAuth
 	default:
-		res.Err = f.quotaCheck(op.Path, 0, int64(len(op.Data)-len(n.data)), cmd.EnforceQuota, r)
+		res.Err = f.quotaCheck(op.Path, 0, int64(len(op.Data)-n.dataLen()), cmd.EnforceQuota, r)
 	}
 	if res.Err != wire.OK {
 		return res
@@ -341,7 +342,7 @@ func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	case op.Version != -1 && op.Version != n.version:
 		res.Err = wire.ErrBadVersion
 	default:
-		f.quotaUpdate(op.Path, 0, int64(len(op.Data)-len(n.data)))
+		f.quotaUpdate(op.Path, 0, int64(len(op.Data)-n.dataLen()))
 		n = f.mutable(op.Path)
 		f.setData(n, op.Data)
 		n.version++
@@ -355,7 +356,7 @@ func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 
 func (f *FSM) setACL(cmd *Command, op *Op) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.nodes[op.Path]
+	n := f.node(op.Path)
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
@@ -374,7 +375,7 @@ func (f *FSM) setACL(cmd *Command, op *Op) OpResult {
 
 func (f *FSM) check(cmd *Command, op *Op) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.nodes[op.Path]
+	n := f.node(op.Path)
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode

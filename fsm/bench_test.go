@@ -80,7 +80,8 @@ func fillTree(f *FSM, n int) {
 }
 
 // BenchmarkMemoryPerZnode reports live heap bytes per znode for 1M small
-// znodes, beyond the bytes of their paths and data (target: ≤ 250).
+// znodes, beyond the bytes of their paths and data (arena tree: ~117;
+// the map-of-pointers tree it replaced: ~226).
 func BenchmarkMemoryPerZnode(b *testing.B) {
 	const n = 1_000_000
 	for i := 0; i < b.N; i++ {

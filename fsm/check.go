@@ -7,14 +7,16 @@ import (
 	"fmt"
 	"hash"
 	"slices"
+	"strings"
 
 	"github.com/paddockzk/paddock/internal/wire"
 )
 
 // Check verifies the state's invariants and returns every violation found
 // (joined), or nil:
-//   - every node but the root has a parent that lists it as a child, and
-//     every listed child exists;
+//   - the tree's links are consistent (each child points back at its
+//     parent, sibling links pair up, child counts match), every node is
+//     reachable from the root, and the path index finds every node;
 //   - numChildren ≤ the stored child-create count, and
 //     pzxid ≥ czxid of every child; mzxid, pzxid ≥ czxid; no zxid is
 //     beyond the last applied one;
@@ -30,19 +32,24 @@ func (f *FSM) Check() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-	for p, n := range f.nodes {
-		f.checkNode(p, n, bad)
+	reached := 0
+	f.chunks.walk(func(p string, id uint32, n *node) {
+		reached++
+		f.checkNode(p, id, n, bad)
+	})
+	if reached != f.count {
+		bad("%d nodes reachable from the root, %d counted", reached, f.count)
 	}
 	for id, s := range f.sessions {
 		for p := range s.ephemerals {
-			if n := f.nodes[p]; n == nil || n.owner != id {
+			if n := f.node(p); n == nil || n.owner != id {
 				bad("session 0x%x indexes ephemeral %q that it does not own", id, p)
 			}
 		}
 	}
 	checkIndex := func(name string, set map[string]struct{}, want func(*node) bool) {
 		for p := range set {
-			if n := f.nodes[p]; n == nil || !want(n) {
+			if n := f.node(p); n == nil || !want(n) {
 				bad("%s index holds %q wrongly", name, p)
 			}
 		}
@@ -52,14 +59,12 @@ func (f *FSM) Check() error {
 	return errors.Join(errs...)
 }
 
-func (f *FSM) checkNode(p string, n *node, bad func(string, ...any)) {
-	if p != RootPath {
-		parent := f.nodes[wire.ParentPath(p)]
-		if parent == nil {
-			bad("%q has no parent", p)
-		} else if _, ok := parent.children[wire.BaseName(p)]; !ok {
-			bad("%q is not listed by its parent", p)
-		}
+func (f *FSM) checkNode(p string, id uint32, n *node, bad func(string, ...any)) {
+	if !n.used() {
+		bad("%q: linked record %d is free", p, id)
+	}
+	if got, ok := f.lookup(p); !ok || got != id {
+		bad("%q: the path index does not find node %d", p, id)
 	}
 	if n.mzxid < n.czxid || n.pzxid < n.czxid {
 		bad("%q: mzxid %d or pzxid %d below czxid %d", p, n.mzxid, n.pzxid, n.czxid)
@@ -69,20 +74,27 @@ func (f *FSM) checkNode(p string, n *node, bad func(string, ...any)) {
 	}
 	// The built-in children of / and /zookeeper were added without a
 	// create, so they do not count towards cversion.
-	if created := len(n.children) - builtinChildren(p); n.cversion >= 0 && int(n.cversion) < created {
+	if created := int(n.nkids) - builtinChildren(p); n.cversion >= 0 && int(n.cversion) < created {
 		bad("%q: %d created children > create count %d", p, created, n.cversion)
 	}
-	for c := range n.children {
-		child := f.nodes[wire.JoinPath(p, c)]
-		if child == nil {
-			bad("%q lists missing child %q", p, c)
-		} else if child.czxid > n.pzxid {
-			bad("%q: pzxid %d below child %q czxid %d", p, n.pzxid, c, child.czxid)
+	kids, prev := 0, none
+	for c := n.first; c != none; c = f.chunks.at(c).next {
+		child := f.chunks.at(c)
+		kids++
+		if child.parent != id || child.prev != prev {
+			bad("%q: child %q is linked wrongly", p, child.name())
 		}
+		if child.czxid > n.pzxid {
+			bad("%q: pzxid %d below child %q czxid %d", p, n.pzxid, child.name(), child.czxid)
+		}
+		prev = c
+	}
+	if kids != int(n.nkids) {
+		bad("%q: %d children linked, %d counted", p, kids, n.nkids)
 	}
 	switch {
 	case n.isEphemeral():
-		if len(n.children) > 0 {
+		if n.nkids > 0 {
 			bad("ephemeral %q has children", p)
 		}
 		s := f.sessions[n.owner]
@@ -112,17 +124,19 @@ func (f *FSM) Digest() [32]byte {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	h := sha256.New()
-	paths := make([]string, 0, len(f.nodes))
-	for p := range f.nodes {
-		paths = append(paths, p)
+	type entry struct {
+		path string
+		id   uint32
 	}
-	slices.Sort(paths)
+	nodes := make([]entry, 0, f.count)
+	f.chunks.walk(func(p string, id uint32, _ *node) { nodes = append(nodes, entry{p, id}) })
+	slices.SortFunc(nodes, func(a, b entry) int { return strings.Compare(a.path, b.path) })
 	var e wire.Encoder
-	for _, p := range paths {
-		n := f.nodes[p]
+	for _, en := range nodes {
+		p, n := en.path, f.chunks.at(en.id)
 		e.Reset()
 		e.String(p)
-		e.Buffer(n.data)
+		e.Buffer(n.data())
 		wire.EncodeACLs(&e, f.acls.get(n.aclRef))
 		st := n.stat()
 		st.Encode(&e)

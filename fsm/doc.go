@@ -25,10 +25,14 @@
 //     Apply; they see the state after some prefix of applied entries.
 //     Returned byte slices are shared with the tree and must not be
 //     modified.
-//   - Snapshot captures the tree in O(n) pointer copies (nodes are
-//     copy-on-write while a snapshot may still reference them) and Persist
-//     streams msgpack without recursion, so a 10,000-deep tree is fine.
-//     Restore discards all prior state.
+//   - The tree is an arena (tree.go): 104-byte node records in chunks of
+//     1,024, linked by id, found through a path-hash index; a node's only
+//     allocation is its name+data buffer, so the collector has one pointer
+//     per node to follow. Snapshot copies the chunk list (one pointer per
+//     1,024 nodes); a chunk is copied before its first change while a
+//     snapshot may still read it. Persist streams msgpack, parents before
+//     children, without recursion, so a 10,000-deep tree is fine. Restore
+//     accepts nodes in any order and discards all prior state.
 //   - Check verifies the tree's invariants and Digest returns a
 //     deterministic hash of the whole state for comparing replicas.
 package fsm

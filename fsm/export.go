@@ -14,7 +14,7 @@ import (
 )
 
 // Capture is a point-in-time capture of the state, as Snapshot takes for
-// Raft: O(n) pointer copies under the lock, after which Apply continues
+// Raft: a copy of the chunk list under the lock, after which Apply continues
 // while WriteTo encodes. Call Release when done (it is safe to call twice).
 type Capture struct{ s *snapshot }
 
@@ -129,9 +129,9 @@ func BuildState(st *State) (*FSM, error) {
 		}
 		f.sessions[s.ID] = &session{timeout: s.Timeout}
 	}
-	// Start from New's built-in nodes, replaced by any listed version;
-	// links are rebuilt below from the complete node set.
+	// Start from New's built-in nodes, replaced by any listed version.
 	seen := map[string]bool{}
+	var pending []snapNode
 	for i := range st.Nodes {
 		ns := &st.Nodes[i]
 		if ns.Path != RootPath {
@@ -144,28 +144,26 @@ func BuildState(st *State) (*FSM, error) {
 		}
 		seen[ns.Path] = true
 		s := ns.Stat
-		f.nodes[ns.Path] = &node{data: ns.Data, aclRef: f.acls.ref(ns.ACL),
-			czxid: s.Czxid, mzxid: s.Mzxid, pzxid: s.Pzxid, ctime: s.Ctime, mtime: s.Mtime,
-			owner: s.EphemeralOwner, version: s.Version, cversion: ns.Seq, aversion: s.Aversion}
-	}
-	f.dataSize = 0
-	for p, n := range f.nodes {
-		n.children = nil
-		f.dataSize += int64(len(p) + len(n.data))
-		if p != RootPath && f.nodes[wire.ParentPath(p)] == nil {
-			return nil, fmt.Errorf("fsm: node %q has no parent", p)
+		if s.EphemeralOwner > 0 && f.sessions[s.EphemeralOwner] == nil {
+			return nil, fmt.Errorf("fsm: ephemeral %q is owned by unlisted session 0x%x", ns.Path, s.EphemeralOwner)
 		}
-		if n.isEphemeral() && f.sessions[n.owner] == nil {
-			return nil, fmt.Errorf("fsm: ephemeral %q is owned by unlisted session 0x%x", p, n.owner)
+		sn := snapNode{Path: ns.Path, Data: ns.Data, ACL: f.acls.ref(ns.ACL),
+			Czxid: s.Czxid, Mzxid: s.Mzxid, Pzxid: s.Pzxid, Ctime: s.Ctime, Mtime: s.Mtime,
+			Owner: s.EphemeralOwner, Version: s.Version, Cversion: ns.Seq, Aversion: s.Aversion}
+		if !f.place(sn.Path, sn.node(), sn.Data) {
+			pending = append(pending, sn)
 		}
 	}
-	if err := f.relink(); err != nil {
+	if err := f.placePending(pending); err != nil {
+		return nil, fmt.Errorf("fsm: node %w", err)
+	}
+	if err := f.reindex(); err != nil {
 		return nil, err
 	}
 	f.rebuildQuotas()
 	for q := range f.quotas {
-		if n := f.nodes[statNodePath(q)]; n != nil {
-			f.setData(n, statsData(f.subtreeSize(q)))
+		if id, ok := f.lookup(statNodePath(q)); ok {
+			f.setData(f.mut(id), statsData(f.subtreeSize(q)))
 		}
 	}
 	if err := f.Check(); err != nil {
@@ -207,19 +205,19 @@ type Inspection struct {
 func (f *FSM) Inspect(top int) Inspection {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	in := Inspection{LastZxid: f.lastZxid, Znodes: len(f.nodes), Sessions: len(f.sessions),
+	in := Inspection{LastZxid: f.lastZxid, Znodes: f.count, Sessions: len(f.sessions),
 		Containers: len(f.containers), TTLNodes: len(f.ttls)}
 	for _, s := range f.sessions {
 		in.Ephemerals += len(s.ephemerals)
 	}
 	used := map[uint32]bool{}
-	rows := make([]PathStat, 0, len(f.nodes))
-	for p, n := range f.nodes {
-		in.DataBytes += int64(len(n.data))
+	rows := make([]PathStat, 0, f.count)
+	f.chunks.walk(func(p string, _ uint32, n *node) {
+		in.DataBytes += int64(n.dataLen())
 		in.PathBytes += int64(len(p))
 		used[n.aclRef] = true
-		rows = append(rows, PathStat{Path: p, SubtreeNodes: 1, SubtreeBytes: int64(len(n.data)), DataBytes: len(n.data)})
-	}
+		rows = append(rows, PathStat{Path: p, SubtreeNodes: 1, SubtreeBytes: int64(n.dataLen()), DataBytes: n.dataLen()})
+	})
 	in.ACLLists = len(used)
 	// Children have longer paths than their parents: folding the longest
 	// paths first accumulates every subtree without recursion.

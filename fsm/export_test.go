@@ -70,11 +70,11 @@ func TestReadSnapshotFileRejectsBadInput(t *testing.T) {
 // stateOf lists f's nodes and sessions as a State.
 func stateOf(f *FSM) *State {
 	st := &State{LastZxid: f.lastZxid, NextSession: f.nextSession, Secret: f.secret, Sessions: f.Sessions()}
-	for p, n := range f.nodes {
-		ns := NodeState{Path: p, Data: n.data, ACL: f.acls.get(n.aclRef), Stat: n.stat(), Seq: n.cversion}
+	f.chunks.walk(func(p string, _ uint32, n *node) {
+		ns := NodeState{Path: p, Data: n.data(), ACL: f.acls.get(n.aclRef), Stat: n.stat(), Seq: n.cversion}
 		ns.Stat.EphemeralOwner = n.owner // the stored owner, not the client's view
 		st.Nodes = append(st.Nodes, ns)
-	}
+	})
 	return st
 }
 

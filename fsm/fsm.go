@@ -34,7 +34,14 @@ type session struct {
 type FSM struct {
 	mu sync.RWMutex
 
-	nodes      map[string]*node
+	// The tree (tree.go): records in chunks, addressed by id.
+	chunks arena
+	gens   []uint64  // per chunk: the snapshot generation it was made in
+	free   []uint32  // ids of deleted records, reused first
+	hw     uint32    // ids handed out so far
+	count  int       // nodes in the tree
+	index  pathIndex // path -> id
+
 	acls       *aclTable
 	sessions   map[int64]*session
 	containers map[string]struct{}
@@ -64,41 +71,29 @@ func New() *FSM {
 }
 
 func (f *FSM) reset() {
-	f.nodes = make(map[string]*node)
 	f.acls = newACLTable()
 	f.sessions = make(map[int64]*session)
 	f.containers = make(map[string]struct{})
 	f.ttls = make(map[string]struct{})
 	f.quotas = make(map[string]quotaTrack)
-	f.secret, f.nextSession, f.lastZxid, f.dataSize = nil, 0, 0, 0
+	f.secret, f.nextSession, f.lastZxid = nil, 0, 0
 	open := f.acls.ref(wire.OpenACLUnsafe)
 	// The built-in nodes hold empty (not null) data, as in ZooKeeper;
 	// Curator reads /zookeeper/config's data into a stream.
-	f.nodes[RootPath] = &node{data: []byte{}, aclRef: open}
+	f.newTree()
+	f.mut(rootID).aclRef = open
 	for _, p := range []string{ZooKeeperPath, QuotaPath} {
-		f.nodes[p] = &node{data: []byte{}, aclRef: open}
-		f.addChild(wire.ParentPath(p), p)
+		pid, _ := f.lookup(wire.ParentPath(p))
+		f.putNode(p, pid, node{aclRef: open}, []byte{})
 	}
 	// As ZooKeeper's DataTree.addConfigNode: READ_ACL_UNSAFE set with
 	// version -1, which leaves aversion at -1.
-	f.nodes[ConfigPath] = &node{data: []byte{}, aclRef: f.acls.ref(wire.ReadACLUnsafe), aversion: -1}
-	f.addChild(ZooKeeperPath, ConfigPath)
-	for p := range f.nodes {
-		f.dataSize += int64(len(p))
-	}
+	zk, _ := f.lookup(ZooKeeperPath)
+	f.putNode(ConfigPath, zk, node{aclRef: f.acls.ref(wire.ReadACLUnsafe), aversion: -1}, []byte{})
 }
 
 func isSystemPath(p string) bool {
 	return p == RootPath || p == ZooKeeperPath || p == QuotaPath || p == ConfigPath
-}
-
-// addChild links path under parent (no stat changes).
-func (f *FSM) addChild(parent, path string) {
-	p := f.nodes[parent]
-	if p.children == nil {
-		p.children = make(map[string]struct{})
-	}
-	p.children[wire.BaseName(path)] = struct{}{}
 }
 
 // Password returns the password of session id: a keyed hash of the id under
@@ -154,16 +149,16 @@ func (f *FSM) View(fn func(r Reader)) {
 
 // Get returns a node's data and Stat (getData).
 func (r Reader) Get(path string) ([]byte, wire.Stat, error) {
-	n := r.f.nodes[path]
+	n := r.f.node(path)
 	if n == nil {
 		return nil, wire.Stat{}, wire.ErrNoNode
 	}
-	return n.data, n.stat(), nil
+	return n.data(), n.stat(), nil
 }
 
 // Exists returns a node's Stat and whether it exists.
 func (r Reader) Exists(path string) (wire.Stat, bool) {
-	if n := r.f.nodes[path]; n != nil {
+	if n := r.f.node(path); n != nil {
 		return n.stat(), true
 	}
 	return wire.Stat{}, false
@@ -171,16 +166,16 @@ func (r Reader) Exists(path string) (wire.Stat, bool) {
 
 // Children returns a node's child names, sorted, and its Stat.
 func (r Reader) Children(path string) ([]string, wire.Stat, error) {
-	n := r.f.nodes[path]
+	n := r.f.node(path)
 	if n == nil {
 		return nil, wire.Stat{}, wire.ErrNoNode
 	}
-	return n.sortedChildren(), n.stat(), nil
+	return r.f.chunks.childNames(n), n.stat(), nil
 }
 
 // GetACL returns a node's ACL (shared; do not modify) and Stat.
 func (r Reader) GetACL(path string) ([]wire.ACL, wire.Stat, error) {
-	n := r.f.nodes[path]
+	n := r.f.node(path)
 	if n == nil {
 		return nil, wire.Stat{}, wire.ErrNoNode
 	}
@@ -189,7 +184,7 @@ func (r Reader) GetACL(path string) ([]wire.ACL, wire.Stat, error) {
 
 // ACL returns a node's ACL (shared; do not modify) and whether it exists.
 func (r Reader) ACL(path string) ([]wire.ACL, bool) {
-	if n := r.f.nodes[path]; n != nil {
+	if n := r.f.node(path); n != nil {
 		return r.f.acls.get(n.aclRef), true
 	}
 	return nil, false
@@ -197,7 +192,7 @@ func (r Reader) ACL(path string) ([]wire.ACL, bool) {
 
 // WatchState returns what SetWatches restoration needs to know of a path.
 func (r Reader) WatchState(path string) (exists bool, mzxid, pzxid int64) {
-	if n := r.f.nodes[path]; n != nil {
+	if n := r.f.node(path); n != nil {
 		return true, n.mzxid, n.pzxid
 	}
 	return false, 0, 0
@@ -262,23 +257,15 @@ func (f *FSM) Ephemerals(sessionID int64, prefix string) []string {
 func (f *FSM) AllChildrenNumber(path string) (int32, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	n := f.nodes[path]
-	if n == nil {
+	id, ok := f.lookup(path)
+	if !ok {
 		return 0, wire.ErrNoNode
 	}
-	if path == RootPath {
-		return int32(len(f.nodes) - 1), nil
+	if id == rootID {
+		return int32(f.count - 1), nil
 	}
-	count := 0
-	stack := []string{path}
-	for len(stack) > 0 {
-		p := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for c := range f.nodes[p].children {
-			count++
-			stack = append(stack, wire.JoinPath(p, c))
-		}
-	}
+	count := -1 // the node itself
+	f.chunks.subtree(id, func(*node) { count++ })
 	return int32(count), nil
 }
 
@@ -339,7 +326,7 @@ func (f *FSM) Stats() Stats {
 	for _, s := range f.sessions {
 		eph += len(s.ephemerals)
 	}
-	return Stats{Nodes: len(f.nodes), Ephemerals: eph, Sessions: len(f.sessions),
+	return Stats{Nodes: f.count, Ephemerals: eph, Sessions: len(f.sessions),
 		DataSize: f.dataSize, LastZxid: f.lastZxid}
 }
 
@@ -353,13 +340,13 @@ func (f *FSM) ReapCandidates(nowMs int64, limit int) []string {
 	defer f.mu.RUnlock()
 	var out []string
 	for p := range f.containers {
-		if n := f.nodes[p]; len(n.children) == 0 && n.cversion > 0 {
+		if n := f.node(p); n.nkids == 0 && n.cversion > 0 {
 			out = append(out, p)
 		}
 	}
 	for p := range f.ttls {
-		n := f.nodes[p]
-		if ttl, _ := n.ttl(); len(n.children) == 0 && nowMs-n.mtime > ttl {
+		n := f.node(p)
+		if ttl, _ := n.ttl(); n.nkids == 0 && nowMs-n.mtime > ttl {
 			out = append(out, p)
 		}
 	}

@@ -86,7 +86,7 @@ func TestSequentialSuffix(t *testing.T) {
 func TestSequentialOverflow(t *testing.T) {
 	h := newHarness(t)
 	h.mustCreate("/q")
-	h.f.nodes["/q"].cversion = 2147483647
+	h.f.mutable("/q").cversion = 2147483647
 	require.Equal(t, "/q/s2147483647", h.create("/q/s", "", wire.ModePersistentSequential).Path)
 	require.Equal(t, "/q/s-2147483648", h.create("/q/s", "", wire.ModePersistentSequential).Path)
 }
@@ -239,13 +239,13 @@ func TestCreateContainerByOpcode(t *testing.T) {
 		res := h.do(sess, Op{Type: wire.OpCreateContainer, Path: "/c-" + mode.String(), ACL: wire.OpenACLUnsafe, Mode: mode})
 		require.Equal(t, wire.OK, res.Err, mode)
 		require.Equal(t, mode.IsSequential(), res.Path != "/c-"+mode.String(), "%v: %s", mode, res.Path)
-		require.True(t, h.f.nodes[res.Path].isContainer(), "%v makes a container", mode)
+		require.True(t, h.f.node(res.Path).isContainer(), "%v makes a container", mode)
 		require.Zero(t, res.Stat.EphemeralOwner, mode)
 	}
 	require.Empty(t, h.f.Ephemerals(sess, "/"))
 	res := h.do(sess, Op{Type: wire.OpCreate2, Path: "/flag", ACL: wire.OpenACLUnsafe, Mode: wire.ModeContainer})
 	require.Equal(t, wire.OK, res.Err)
-	require.True(t, h.f.nodes["/flag"].isContainer(), "create with mode CONTAINER makes a container")
+	require.True(t, h.f.node("/flag").isContainer(), "create with mode CONTAINER makes a container")
 }
 
 // TestApplyRefusesUnknownEntries: a replica must not skip a committed entry

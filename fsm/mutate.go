@@ -1,7 +1,9 @@
 package fsm
 
+import "github.com/paddockzk/paddock/internal/wire"
+
 // Mutation primitives. Every change to the tree goes through these so that
-// (a) nodes a snapshot may still be reading are copied before they change,
+// (a) chunks a snapshot may still be reading are copied before they change,
 // and (b) a multi in progress can be rolled back: when f.undo is non-nil
 // each primitive records how to reverse itself.
 
@@ -11,64 +13,122 @@ func (f *FSM) record(u func()) {
 	}
 }
 
-// mutable returns path's node ready to be modified in place, cloning it
-// first if a snapshot taken earlier may still be reading it.
-func (f *FSM) mutable(path string) *node {
-	n := f.nodes[path]
-	if n.gen < f.gen && f.snapshotsActive() {
-		c := *n
-		c.gen = f.gen
-		f.nodes[path] = &c
-		f.record(func() { f.nodes[path] = n })
-		return &c
+// mut returns node id's record ready to be modified in place, copying its
+// chunk first if a snapshot taken earlier may still be reading it. In a
+// multi it records the record's value for rollback.
+func (f *FSM) mut(id uint32) *node {
+	ci := id >> chunkBits
+	c := f.chunks[ci]
+	if f.gens[ci] < f.gen && f.snapshotsActive() {
+		cp := new(chunk)
+		*cp = *c
+		f.chunks[ci], f.gens[ci] = cp, f.gen
+		c = cp
 	}
+	n := &c[id&(chunkSize-1)]
 	if f.undo != nil {
 		saved := *n
-		f.record(func() { *n = saved })
+		f.record(func() { *f.chunks.at(id) = saved })
 	}
 	return n
 }
 
-func (f *FSM) putNode(path string, n *node) {
-	n.gen = f.gen
-	f.nodes[path] = n
-	f.dataSize += int64(len(path) + len(n.data))
-	f.record(func() {
-		delete(f.nodes, path)
-		f.dataSize -= int64(len(path) + len(n.data))
-	})
+// mutable returns path's existing node ready to be modified.
+func (f *FSM) mutable(path string) *node {
+	id, _ := f.lookup(path)
+	return f.mut(id)
 }
 
-func (f *FSM) deleteNode(path string) {
-	n := f.nodes[path]
-	delete(f.nodes, path)
-	f.dataSize -= int64(len(path) + len(n.data))
-	f.record(func() {
-		f.nodes[path] = n
-		f.dataSize += int64(len(path) + len(n.data))
-	})
-}
-
-// setData replaces n's data, keeping dataSize in step.
-func (f *FSM) setData(n *node, data []byte) {
-	f.dataSize += int64(len(data) - len(n.data))
-	old := len(n.data)
-	n.data = data
-	f.record(func() { f.dataSize -= int64(len(data) - old) })
-}
-
-// link adds name to parent's children (parent must be mutable already).
-func (f *FSM) link(parent *node, name string) {
-	if parent.children == nil {
-		parent.children = make(map[string]struct{})
+// alloc returns a free id, reusing deleted records first.
+func (f *FSM) alloc() uint32 {
+	if k := len(f.free); k > 0 {
+		id := f.free[k-1]
+		f.free = f.free[:k-1]
+		f.record(func() { f.free = append(f.free, id) })
+		return id
 	}
-	parent.children[name] = struct{}{}
-	f.record(func() { delete(parent.children, name) })
+	id := f.hw
+	if id == none {
+		panic("fsm: more than 2^32-1 znodes")
+	}
+	f.hw++
+	if int(id>>chunkBits) == len(f.chunks) {
+		f.chunks = append(f.chunks, new(chunk))
+		f.gens = append(f.gens, f.gen)
+	}
+	f.record(func() { f.free = append(f.free, id) })
+	return id
 }
 
-func (f *FSM) unlink(parent *node, name string) {
-	delete(parent.children, name)
-	f.record(func() { parent.children[name] = struct{}{} })
+// putNode adds a node at path under parent pid (none for the root) with
+// t's stat fields and data, and returns it (writable until the next
+// change).
+func (f *FSM) putNode(path string, pid uint32, t node, data []byte) *node {
+	id := f.alloc()
+	n := f.mut(id)
+	*n = t
+	name := ""
+	if pid != none {
+		name = wire.BaseName(path)
+	}
+	n.setBuf(name, data)
+	n.parent, n.first, n.next, n.prev, n.nkids = pid, none, none, none, 0
+	if pid != none {
+		p := f.mut(pid)
+		n.next = p.first
+		if p.first != none {
+			f.mut(p.first).prev = id
+		}
+		p.first = id
+		p.nkids++
+	}
+	frag := f.index.fragment(path)
+	f.index.insert(frag, id)
+	f.count++
+	size := int64(len(path) + len(data))
+	f.dataSize += size
+	f.record(func() {
+		f.index.remove(frag, id)
+		f.count--
+		f.dataSize -= size
+	})
+	return n
+}
+
+// deleteNode removes path's node, which exists and has no children.
+func (f *FSM) deleteNode(path string) {
+	id, _ := f.lookup(path)
+	n := f.mut(id)
+	if n.prev != none {
+		f.mut(n.prev).next = n.next
+	} else {
+		f.mut(n.parent).first = n.next
+	}
+	if n.next != none {
+		f.mut(n.next).prev = n.prev
+	}
+	f.mut(n.parent).nkids--
+	frag := f.index.fragment(path)
+	f.index.remove(frag, id)
+	size := int64(len(path) + n.dataLen())
+	f.count--
+	f.dataSize -= size
+	*n = node{}
+	f.free = append(f.free, id)
+	f.record(func() {
+		f.free = f.free[:len(f.free)-1]
+		f.index.insert(frag, id)
+		f.count++
+		f.dataSize += size
+	})
+}
+
+// setData replaces n's data (n from mut), keeping dataSize in step.
+func (f *FSM) setData(n *node, data []byte) {
+	delta := int64(len(data) - n.dataLen())
+	f.dataSize += delta
+	n.setBuf(n.name(), data)
+	f.record(func() { f.dataSize -= delta })
 }
 
 // setMember adds or removes key in a set, recording the reverse.

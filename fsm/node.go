@@ -2,17 +2,21 @@ package fsm
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/paddockzk/paddock/internal/wire"
 )
 
-// node is one znode. Kept small: the tree holds millions of them. ACLs are
-// interned (aclRef indexes FSM.acls); children is nil for leaves, and a
-// child's name in it is a substring of the child's path, so it costs no
-// extra string bytes. dataLength and numChildren are derived.
+// node is one znode, stored by value in the tree's arena (tree.go). Kept
+// small (104 bytes) and nearly pointer-free: the tree holds millions of
+// them. The only pointer is buf, one allocation holding the node's name and
+// then its data. It is a string because it is never written after setBuf
+// (setData replaces it), which also lets readers keep the slices they were
+// given. ACLs are interned (aclRef indexes FSM.acls).
+// The node's path is not stored: it is the names on the way up the parent
+// links. Children form a doubly linked list through first/next/prev.
 type node struct {
-	data     []byte
-	children map[string]struct{}
+	buf      string
 	czxid    int64
 	mzxid    int64
 	pzxid    int64
@@ -23,8 +27,54 @@ type node struct {
 	cversion int32 // counts child creates: the next sequential suffix (see stat)
 	aversion int32
 	aclRef   uint32
-	gen      uint64 // snapshot generation the node was created or cloned in
+	parent   uint32 // ids in the arena; none marks no node
+	first    uint32
+	next     uint32
+	prev     uint32
+	nkids    int32
+	meta     uint32 // name length | metaUsed | metaNilData
 }
+
+const (
+	metaUsed     = 1 << 31 // the record holds a node
+	metaNilData  = 1 << 30 // the data is null (length -1 on the wire), not empty
+	metaNameMask = metaNilData - 1
+)
+
+// setBuf stores name and data in one new allocation.
+func (n *node) setBuf(name string, data []byte) {
+	buf := make([]byte, len(name)+len(data))
+	copy(buf, name)
+	copy(buf[len(name):], data)
+	// buf is never written again, so it may be viewed as a string.
+	n.buf = unsafe.String(unsafe.SliceData(buf), len(buf))
+	n.meta = metaUsed | uint32(len(name))
+	if data == nil {
+		n.meta |= metaNilData
+	}
+}
+
+func (n *node) used() bool { return n.meta&metaUsed != 0 }
+
+func (n *node) nameLen() int { return int(n.meta & metaNameMask) }
+
+// name is the node's last path component ("" for the root).
+func (n *node) name() string { return n.buf[:n.nameLen()] }
+
+// data is the node's data, sharing buf's bytes: callers must not modify
+// it (the FSM's contract for every returned slice).
+func (n *node) data() []byte {
+	if n.meta&metaNilData != 0 {
+		return nil
+	}
+	d := n.buf[n.nameLen():]
+	if d == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(d), len(d))
+}
+
+func (n *node) dataLen() int { return len(n.buf) - n.nameLen() }
 
 func (n *node) stat() wire.Stat {
 	return wire.Stat{
@@ -32,8 +82,8 @@ func (n *node) stat() wire.Stat {
 		Ctime: n.ctime, Mtime: n.mtime,
 		Version: n.version, Cversion: n.clientCversion(), Aversion: n.aversion,
 		EphemeralOwner: n.clientOwner(),
-		DataLength:     int32(len(n.data)),
-		NumChildren:    int32(len(n.children)),
+		DataLength:     int32(n.dataLen()),
+		NumChildren:    n.nkids,
 	}
 }
 
@@ -43,7 +93,7 @@ func (n *node) stat() wire.Stat {
 // node (so a child delete bumps it) and negative for / (−1) and /zookeeper
 // (−2) on a fresh server, whose built-in children were never created.
 func (n *node) clientCversion() int32 {
-	return 2*n.cversion - int32(len(n.children))
+	return 2*n.cversion - n.nkids
 }
 
 // clientOwner is the ephemeralOwner clients see: ZooKeeper's
@@ -67,16 +117,6 @@ func (n *node) ttl() (int64, bool) {
 		return 0, false
 	}
 	return wire.TTLOf(n.owner)
-}
-
-// sortedChildren returns the node's child names in byte order.
-func (n *node) sortedChildren() []string {
-	out := make([]string, 0, len(n.children))
-	for c := range n.children {
-		out = append(out, c)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // aclTable interns ACL lists: most nodes share a handful of lists, so a

@@ -102,12 +102,12 @@ func (f *FSM) quotaCheck(p string, count, bytes int64, enforce bool, r *Result) 
 }
 
 func (f *FSM) quotaStats(q string) quotaTrack {
-	if n := f.nodes[wire.JoinPath(QuotaPath+q, quotaStatNode)]; n != nil {
-		return parseQuota(n.data)
+	if n := f.node(wire.JoinPath(QuotaPath+q, quotaStatNode)); n != nil {
+		return parseQuota(n.data())
 	}
 	if q == RootPath {
-		if n := f.nodes[QuotaPath+"/"+quotaStatNode]; n != nil {
-			return parseQuota(n.data)
+		if n := f.node(QuotaPath + "/" + quotaStatNode); n != nil {
+			return parseQuota(n.data())
 		}
 	}
 	return quotaTrack{}
@@ -120,11 +120,12 @@ func (f *FSM) quotaUpdate(p string, count, bytes int64) {
 		return
 	}
 	statPath := statNodePath(q)
-	if f.nodes[statPath] == nil {
+	id, ok := f.lookup(statPath)
+	if !ok {
 		return
 	}
-	st := parseQuota(f.nodes[statPath].data)
-	n := f.mutable(statPath)
+	st := parseQuota(f.chunks.at(id).data())
+	n := f.mut(id)
 	f.setData(n, statsData(st.count+count, st.bytes+bytes))
 }
 
@@ -144,7 +145,7 @@ func (f *FSM) quotaNodeChanged(path string, deleted bool) {
 		if deleted {
 			f.setQuota(q, nil)
 		} else {
-			lim := parseQuota(f.nodes[path].data)
+			lim := parseQuota(f.node(path).data())
 			f.setQuota(q, &lim)
 		}
 		return
@@ -174,29 +175,28 @@ func (f *FSM) setQuota(q string, lim *quotaTrack) {
 
 // subtreeSize counts p and its descendants and their data bytes.
 func (f *FSM) subtreeSize(p string) (count, bytes int64) {
-	stack := []string{p}
-	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := f.nodes[cur]
-		if n == nil {
-			continue
-		}
-		count++
-		bytes += int64(len(n.data))
-		for c := range n.children {
-			stack = append(stack, wire.JoinPath(cur, c))
-		}
+	id, ok := f.lookup(p)
+	if !ok {
+		return 0, 0
 	}
+	f.chunks.subtree(id, func(n *node) {
+		count++
+		bytes += int64(n.dataLen())
+	})
 	return count, bytes
 }
 
 // rebuildQuotas re-reads every limits node (after a snapshot restore).
 func (f *FSM) rebuildQuotas() {
 	f.quotas = make(map[string]quotaTrack)
-	for p, n := range f.nodes {
-		if q := quotaTarget(p, quotaLimitNode); q != "" {
-			f.quotas[q] = parseQuota(n.data)
-		}
+	// Limits nodes live under /zookeeper/quota: walk only that subtree.
+	id, ok := f.lookup(QuotaPath)
+	if !ok {
+		return
 	}
+	f.chunks.walkFrom(id, QuotaPath, func(p string, _ uint32, n *node) {
+		if q := quotaTarget(p, quotaLimitNode); q != "" {
+			f.quotas[q] = parseQuota(n.data())
+		}
+	})
 }

@@ -43,14 +43,14 @@ func TestMultiAtomic(t *testing.T) {
 
 	// An op that depends on an earlier op of the same multi, then fails late:
 	// everything including the sequential counter is rolled back.
-	seqBefore := h.f.nodes["/a"].cversion
+	seqBefore := h.f.node("/a").cversion
 	bad = h.apply(&Command{Type: CmdOps, Multi: true, Ops: []Op{
 		{Type: wire.OpCreate, Path: "/a/s", ACL: wire.OpenACLUnsafe, Mode: wire.ModePersistentSequential},
 		{Type: wire.OpDelete, Path: "/a/b", Version: -1},
 		createOp("/a/b/late"),
 	}})
 	require.Equal(t, wire.ErrNoNode, bad.Ops[2].Err)
-	require.Equal(t, seqBefore, h.f.nodes["/a"].cversion)
+	require.Equal(t, seqBefore, h.f.node("/a").cversion)
 	_, ok2 := h.f.Exists("/a/b")
 	require.True(t, ok2)
 
@@ -133,11 +133,11 @@ func TestContainersAndTTL(t *testing.T) {
 	h := newHarness(t)
 	c := h.do(0, Op{Type: wire.OpCreateContainer, Path: "/c", ACL: wire.OpenACLUnsafe, Mode: wire.ModeContainer})
 	require.Equal(t, int64(0), c.Stat.EphemeralOwner, "clients see 0 for containers, as in ZooKeeper")
-	require.Equal(t, wire.ContainerOwner, h.f.nodes["/c"].owner)
+	require.Equal(t, wire.ContainerOwner, h.f.node("/c").owner)
 	ttl := h.do(0, Op{Type: wire.OpCreateTTL, Path: "/t", ACL: wire.OpenACLUnsafe, Mode: wire.ModePersistentWithTTL, TTL: 5000})
 	require.Equal(t, wire.OK, ttl.Err)
 	require.Equal(t, int64(0), ttl.Stat.EphemeralOwner)
-	got, ok := wire.TTLOf(h.f.nodes["/t"].owner)
+	got, ok := wire.TTLOf(h.f.node("/t").owner)
 	require.True(t, ok)
 	require.Equal(t, int64(5000), got)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -46,24 +47,21 @@ type snapNode struct {
 	Aversion int32
 }
 
-type nodeRef struct {
-	path string
-	n    *node
-}
-
-// snapshot is a point-in-time capture of the FSM. Nodes it references are
-// never modified afterwards: FSM.mutable copies them while it is active.
+// snapshot is a point-in-time capture of the FSM. The chunks it holds are
+// never modified afterwards: FSM.mut copies a chunk before its first change
+// while a snapshot is active.
 type snapshot struct {
 	f      *FSM
 	header snapHeader
-	nodes  []nodeRef
+	chunks arena
 	done   atomic.Bool
 }
 
 func (f *FSM) snapshotsActive() bool { return f.active.Load() > 0 }
 
-// Snapshot implements raft.FSM: it captures the state in O(n) pointer
-// copies; Persist does the encoding and I/O.
+// Snapshot implements raft.FSM: it captures the state by copying the list
+// of arena chunks (one pointer per 1,024 nodes); Persist does the encoding
+// and I/O.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -73,15 +71,12 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 func (f *FSM) capture() *snapshot {
 	s := &snapshot{f: f, header: snapHeader{
 		LastZxid: f.lastZxid, NextSession: f.nextSession, Secret: f.secret,
-		ACLs: f.acls.lists, Nodes: len(f.nodes),
+		ACLs: f.acls.lists, Nodes: f.count,
 	}}
 	for id, ss := range f.sessions {
 		s.header.Sessions = append(s.header.Sessions, snapSession{ID: id, Timeout: ss.timeout})
 	}
-	s.nodes = make([]nodeRef, 0, len(f.nodes))
-	for p, n := range f.nodes {
-		s.nodes = append(s.nodes, nodeRef{p, n})
-	}
+	s.chunks = slices.Clone(f.chunks)
 	f.active.Add(1)
 	f.gen++
 	return s
@@ -106,15 +101,21 @@ func (s *snapshot) encode(w io.Writer) error {
 	if err := enc.Encode(&s.header); err != nil {
 		return err
 	}
+	// Parents come before their children, so a restore links each node
+	// as it reads it.
 	var sn snapNode
-	for _, r := range s.nodes {
-		n := r.n
-		sn = snapNode{Path: r.path, Data: n.data, ACL: n.aclRef, Czxid: n.czxid,
+	var err error
+	s.chunks.walk(func(path string, _ uint32, n *node) {
+		if err != nil {
+			return
+		}
+		sn = snapNode{Path: path, Data: n.data(), ACL: n.aclRef, Czxid: n.czxid,
 			Mzxid: n.mzxid, Pzxid: n.pzxid, Ctime: n.ctime, Mtime: n.mtime,
 			Owner: n.owner, Version: n.version, Cversion: n.cversion, Aversion: n.aversion}
-		if err := enc.Encode(&sn); err != nil {
-			return err
-		}
+		err = enc.Encode(&sn)
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }
@@ -139,7 +140,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.nodes, f.acls, f.sessions = fresh.nodes, fresh.acls, fresh.sessions
+	f.chunks, f.gens, f.free, f.hw, f.count, f.index = fresh.chunks, fresh.gens, fresh.free, fresh.hw, fresh.count, fresh.index
+	f.acls, f.sessions = fresh.acls, fresh.sessions
 	f.containers, f.ttls = fresh.containers, fresh.ttls
 	fresh.rebuildQuotas()
 	f.quotas = fresh.quotas
@@ -162,16 +164,19 @@ func readSnapshot(r io.Reader) (*FSM, error) {
 	if err := dec.Decode(&h); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrBadSnapshot, err)
 	}
-	f := &FSM{nodes: make(map[string]*node, h.Nodes), acls: newACLTable(),
+	f := &FSM{acls: newACLTable(),
 		sessions:   make(map[int64]*session, len(h.Sessions)),
 		containers: make(map[string]struct{}), ttls: make(map[string]struct{}),
-		secret: h.Secret, nextSession: h.NextSession, lastZxid: h.LastZxid}
+		secret: h.Secret, nextSession: h.NextSession}
+	f.newTree()
 	for _, l := range h.ACLs {
 		f.acls.ref(l)
 	}
 	for _, s := range h.Sessions {
 		f.sessions[s.ID] = &session{timeout: s.Timeout}
 	}
+	var pending []snapNode
+	sawRoot := false
 	for i := 0; i < h.Nodes; i++ {
 		var sn snapNode
 		if err := dec.Decode(&sn); err != nil {
@@ -180,25 +185,76 @@ func readSnapshot(r io.Reader) (*FSM, error) {
 		if int(sn.ACL) >= len(f.acls.lists) {
 			return nil, fmt.Errorf("%w: node %q: bad ACL reference", ErrBadSnapshot, sn.Path)
 		}
-		f.nodes[sn.Path] = &node{data: sn.Data, aclRef: sn.ACL, czxid: sn.Czxid,
-			mzxid: sn.Mzxid, pzxid: sn.Pzxid, ctime: sn.Ctime, mtime: sn.Mtime,
-			owner: sn.Owner, version: sn.Version, cversion: sn.Cversion, aversion: sn.Aversion}
-		f.dataSize += int64(len(sn.Path) + len(sn.Data))
+		if _, dup := f.lookup(sn.Path); dup && (sn.Path != RootPath || sawRoot) {
+			return nil, fmt.Errorf("%w: %q listed twice", ErrBadSnapshot, sn.Path)
+		}
+		sawRoot = sawRoot || sn.Path == RootPath
+		// Snapshots before the arena tree listed nodes in any order.
+		if !f.place(sn.Path, sn.node(), sn.Data) {
+			pending = append(pending, sn)
+		}
 	}
-	return f, f.relink()
+	if !sawRoot {
+		return nil, fmt.Errorf("%w: no root node", ErrBadSnapshot)
+	}
+	if err := f.placePending(pending); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+	}
+	f.lastZxid = h.LastZxid
+	return f, f.reindex()
 }
 
-// relink rebuilds children sets and indexes from the flat node map.
-func (f *FSM) relink() error {
-	if f.nodes[RootPath] == nil {
-		return fmt.Errorf("%w: no root node", ErrBadSnapshot)
+func (sn *snapNode) node() node {
+	return node{aclRef: sn.ACL, czxid: sn.Czxid, mzxid: sn.Mzxid, pzxid: sn.Pzxid,
+		ctime: sn.Ctime, mtime: sn.Mtime, owner: sn.Owner,
+		version: sn.Version, cversion: sn.Cversion, aversion: sn.Aversion}
+}
+
+// place puts a node read from a snapshot or a State at path: an existing
+// node (the root, a built-in) is overwritten in place, keeping its
+// children. It reports false, changing nothing, if the parent is missing.
+func (f *FSM) place(path string, t node, data []byte) bool {
+	if id, ok := f.lookup(path); ok {
+		n := f.mut(id)
+		f.dataSize += int64(len(data) - n.dataLen())
+		old := *n
+		*n = t
+		n.setBuf(old.name(), data)
+		n.parent, n.first, n.next, n.prev, n.nkids = old.parent, old.first, old.next, old.prev, old.nkids
+		return true
 	}
-	for p, n := range f.nodes {
+	pid, ok := f.lookup(wire.ParentPath(path))
+	if !ok {
+		return false
+	}
+	f.putNode(path, pid, t, data)
+	return true
+}
+
+// placePending places nodes whose parents were missing when they were
+// read: shorter paths first, so every parent comes before its children.
+func (f *FSM) placePending(pending []snapNode) error {
+	slices.SortStableFunc(pending, func(a, b snapNode) int { return len(a.Path) - len(b.Path) })
+	for i := range pending {
+		sn := &pending[i]
+		if !f.place(sn.Path, sn.node(), sn.Data) {
+			return fmt.Errorf("%q has no parent", sn.Path)
+		}
+	}
+	return nil
+}
+
+// reindex rebuilds the session, container and TTL indexes from the nodes.
+func (f *FSM) reindex() error {
+	var err error
+	f.chunks.walk(func(p string, _ uint32, n *node) {
 		switch {
+		case err != nil:
 		case n.isEphemeral():
 			s := f.sessions[n.owner]
 			if s == nil {
-				return fmt.Errorf("%w: ephemeral %q of unknown session 0x%x", ErrBadSnapshot, p, n.owner)
+				err = fmt.Errorf("%w: ephemeral %q of unknown session 0x%x", ErrBadSnapshot, p, n.owner)
+				return
 			}
 			s.ephemerals0()[p] = struct{}{}
 		case n.isContainer():
@@ -208,17 +264,6 @@ func (f *FSM) relink() error {
 				f.ttls[p] = struct{}{}
 			}
 		}
-		if p == RootPath {
-			continue
-		}
-		parent := f.nodes[wire.ParentPath(p)]
-		if parent == nil {
-			return fmt.Errorf("%w: %q has no parent", ErrBadSnapshot, p)
-		}
-		if parent.children == nil {
-			parent.children = make(map[string]struct{})
-		}
-		parent.children[wire.BaseName(p)] = struct{}{}
-	}
-	return nil
+	})
+	return err
 }
