@@ -77,6 +77,8 @@ type Row struct {
 	CandRSSPerZnode float64 `json:"candidate_rss_per_znode_bytes,omitempty"`
 	RSSRatio        float64 `json:"rss_ratio,omitempty"`
 	// The anonymous (heap) part of that growth.
+	BasePeakPerZnode float64 `json:"baseline_peak_rss_per_znode_bytes,omitempty"`
+	CandPeakPerZnode float64 `json:"candidate_peak_rss_per_znode_bytes,omitempty"`
 	BaseAnonPerZnode float64 `json:"baseline_anon_per_znode_bytes,omitempty"`
 	CandAnonPerZnode float64 `json:"candidate_anon_per_znode_bytes,omitempty"`
 	// Target is the goal this row is held to ("" if none); Met says
@@ -153,11 +155,13 @@ func makeRow(config string, b, c *Result) Row {
 		row.BaseOpsPerSec, row.BaseP50, row.BaseP99, row.BaseErrors = b.OpsPerSec, b.Latency.P50, b.Latency.P99, b.Errors
 		row.BaseRSSPerZnode = b.Extra["rss_per_znode_bytes"]
 		row.BaseAnonPerZnode = b.Extra["rss_anon_per_znode_bytes"]
+		row.BasePeakPerZnode = b.Extra["rss_peak_per_znode_bytes"]
 	}
 	if c != nil {
 		row.CandOpsPerSec, row.CandP50, row.CandP99, row.CandErrors = c.OpsPerSec, c.Latency.P50, c.Latency.P99, c.Errors
 		row.CandRSSPerZnode = c.Extra["rss_per_znode_bytes"]
 		row.CandAnonPerZnode = c.Extra["rss_anon_per_znode_bytes"]
+		row.CandPeakPerZnode = c.Extra["rss_peak_per_znode_bytes"]
 	}
 	row.OpsRatio = ratio(row.CandOpsPerSec, row.BaseOpsPerSec)
 	row.P50Ratio = ratio(row.CandP50, row.BaseP50)
@@ -264,6 +268,10 @@ func writeCompare(w io.Writer, cs []Comparison, md bool) error {
 					if r.BaseAnonPerZnode != 0 || r.CandAnonPerZnode != 0 {
 						line += fmt.Sprintf("; of which anonymous (heap): %s %.0f, %s %.0f B/znode",
 							b, r.BaseAnonPerZnode, p, r.CandAnonPerZnode)
+					}
+					if r.BasePeakPerZnode != 0 || r.CandPeakPerZnode != 0 {
+						line += fmt.Sprintf("; peak right after the creates: %s %.0f, %s %.0f B/znode (%s)",
+							b, r.BasePeakPerZnode, p, r.CandPeakPerZnode, fmtRatio(ratio(r.CandPeakPerZnode, r.BasePeakPerZnode)))
 					}
 					extra = append(extra, line)
 					target += fmt.Sprintf(" (%s)", fmtRatio(r.RSSRatio))

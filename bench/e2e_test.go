@@ -85,7 +85,7 @@ func TestEveryWorkloadAgainstPaddock(t *testing.T) {
 			if r.Ops != 1500 {
 				t.Errorf("scale: created %d", r.Ops)
 			}
-			for _, k := range []string{"rss_per_znode_bytes", "rss_anon_per_znode_bytes", "rss_file_per_znode_bytes"} {
+			for _, k := range []string{"rss_per_znode_bytes", "rss_anon_per_znode_bytes", "rss_file_per_znode_bytes", "rss_peak_per_znode_bytes"} {
 				if _, ok := r.Extra[k]; !ok {
 					t.Errorf("scale: no %s: %v", k, r.Extra)
 				}

@@ -11,7 +11,8 @@ import (
 )
 
 // rssSettle is how long scale waits after its last create before sampling
-// the server's RSS, sampling every rssEvery and keeping the last value.
+// the server's RSS, sampling every rssEvery and keeping the last value (and
+// the largest, as the peak).
 const (
 	rssSettle = 3 * time.Second
 	rssEvery  = 500 * time.Millisecond
@@ -90,10 +91,10 @@ func (r *runner) scale(ctx context.Context, n int) []Result {
 	res.Latency = hists[0].Summary()
 	res.Extra = map[string]float64{"clients": float64(clients)}
 	if r.cfg.PID > 0 && res.Ops > 0 {
-		after := before
+		after, peak := before, before.RSS
 		for t := time.Now(); ; {
 			if v, err := ReadMem(r.cfg.PID); err == nil {
-				after = v
+				after, peak = v, max(peak, v.RSS)
 			}
 			if time.Since(t) >= rssSettle || ctx.Err() != nil {
 				break
@@ -104,6 +105,9 @@ func (r *runner) scale(ctx context.Context, n int) []Result {
 		res.Extra["rss_before_bytes"] = float64(before.RSS)
 		res.Extra["rss_after_bytes"] = float64(after.RSS)
 		res.Extra["rss_per_znode_bytes"] = per(after.RSS, before.RSS)
+		// The largest sample, from just after the last create: what the
+		// server held under load, before any idle-time return of memory.
+		res.Extra["rss_peak_per_znode_bytes"] = per(peak, before.RSS)
 		// Anonymous memory (heap) and file-backed pages (a mmapped log)
 		// make up VmRSS; reported apart because they mean different things.
 		res.Extra["rss_anon_per_znode_bytes"] = per(after.Anon, before.Anon)

@@ -62,6 +62,9 @@ func notes(r Result) string {
 				if a, ok := x["rss_anon_per_znode_bytes"]; ok {
 					parts[len(parts)-1] += fmt.Sprintf("; anon %+.0f, file %+.0f B/znode", a, x["rss_file_per_znode_bytes"])
 				}
+				if pk, ok := x["rss_peak_per_znode_bytes"]; ok {
+					parts[len(parts)-1] += fmt.Sprintf("; peak %+.0f B/znode", pk)
+				}
 				parts[len(parts)-1] += ")"
 			}
 		}

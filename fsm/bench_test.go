@@ -120,3 +120,23 @@ func BenchmarkSnapshotRestore1M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGet reads random znodes of a 100,000-node tree
+// (/bench/pNNN/nNNNNNNN, three levels) under the read lock, as getData does.
+func BenchmarkGet(b *testing.B) {
+	const n = 100_000
+	f := New()
+	fillTree(f, n)
+	paths := make([]string, 4096)
+	for i := range paths {
+		j := (i * 7919) % n
+		paths[i] = fmt.Sprintf("/bench/p%03d/n%07d", j%1000, j)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := f.Get(paths[i%len(paths)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

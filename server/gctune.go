@@ -16,11 +16,12 @@ import (
 // tree needs. TuneGC sizes the headroom in bytes instead.
 const (
 	// DefaultGCMinHeadroom is the garbage the heap may gather before a
-	// collection, at least. Marking a tree of a few hundred thousand
-	// znodes is most of a busy server's GC cost, so collecting it every
-	// 64 MiB of garbage cost a third of the write throughput at 64 clients
-	// (README, Performance); 256 MiB keeps it to a few collections per
-	// second.
+	// collection, at least. A busy server allocates ~200 MiB/s (mostly in
+	// Raft and its log store), and each collection costs it throughput
+	// even with the arena tree's cheap marking: with 32 MiB, writes at 64
+	// clients ran ~15% slower with p99 4.5 → 6 ms (README, Performance);
+	// 256 MiB keeps it to about one collection per second. The headroom
+	// is given back when the server falls idle (DefaultGCIdleAlloc).
 	DefaultGCMinHeadroom = 256 << 20
 	// DefaultGCPercent is the headroom as a percentage of the live heap
 	// once that is larger than DefaultGCMinHeadroom: a tree of 2 GiB runs
@@ -28,6 +29,15 @@ const (
 	DefaultGCPercent = 25
 	// DefaultGCTuneInterval is how often the live heap is sampled.
 	DefaultGCTuneInterval = time.Second
+	// DefaultGCIdleAlloc is the allocation per interval below which the
+	// server counts as idle. On the first idle interval after a busy one
+	// TuneGC collects and returns the free heap to the operating system
+	// (debug.FreeOSMemory), as JVMs do when idle (JEP 346): the headroom
+	// pays for throughput only while there is load, and a server at rest
+	// holds little more than its live data. A busy server allocates
+	// hundreds of MiB per second; one serving a few requests, well under
+	// 1 MiB.
+	DefaultGCIdleAlloc = 4 << 20
 	// maxGCPercent bounds the setting for a nearly empty heap.
 	maxGCPercent = 10000
 )
@@ -37,18 +47,23 @@ type GCTuning struct {
 	MinHeadroom uint64
 	Percent     int
 	Interval    time.Duration
+	// IdleAlloc is DefaultGCIdleAlloc's setting; 0 never returns memory
+	// early (the runtime's scavenger still does, slowly).
+	IdleAlloc uint64
 }
 
 // DefaultGCTuning is the tuning `paddock server` runs with.
 func DefaultGCTuning() GCTuning {
-	return GCTuning{MinHeadroom: DefaultGCMinHeadroom, Percent: DefaultGCPercent, Interval: DefaultGCTuneInterval}
+	return GCTuning{MinHeadroom: DefaultGCMinHeadroom, Percent: DefaultGCPercent,
+		Interval: DefaultGCTuneInterval, IdleAlloc: DefaultGCIdleAlloc}
 }
 
 // TuneGC adjusts the collector's percentage every t.Interval so that the
 // heap may grow by max(t.MinHeadroom, t.Percent% of the live heap) between
-// collections, until ctx ends. The setting is process-wide, so a program
-// embedding several servers (tests) should not call it; GOGC in the
-// environment disables it (the operator chose).
+// collections, and returns the free heap to the operating system when the
+// server falls idle (t.IdleAlloc), until ctx ends. The setting is
+// process-wide, so a program embedding several servers (tests) should not
+// call it; GOGC in the environment disables it (the operator chose).
 func TuneGC(ctx context.Context, t GCTuning) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
@@ -56,19 +71,24 @@ func TuneGC(ctx context.Context, t GCTuning) {
 	if t.Interval <= 0 {
 		t.Interval = DefaultGCTuneInterval
 	}
-	sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	value := func(i int) uint64 {
+		if samples[i].Value.Kind() == rtmetrics.KindUint64 {
+			return samples[i].Value.Uint64()
+		}
+		return 0
+	}
 	tick := time.NewTicker(t.Interval)
 	defer tick.Stop()
-	last := -1
+	last, idle := -1, idleTracker{threshold: t.IdleAlloc}
 	for {
-		rtmetrics.Read(sample)
-		var live uint64
-		if sample[0].Value.Kind() == rtmetrics.KindUint64 {
-			live = sample[0].Value.Uint64()
-		}
-		if p := gcPercentFor(live, t); p != last {
+		rtmetrics.Read(samples)
+		if p := gcPercentFor(value(0), t); p != last {
 			debug.SetGCPercent(p)
 			last = p
+		}
+		if idle.fellIdle(value(1)) {
+			debug.FreeOSMemory()
 		}
 		select {
 		case <-ctx.Done():
@@ -76,6 +96,35 @@ func TuneGC(ctx context.Context, t GCTuning) {
 		case <-tick.C:
 		}
 	}
+}
+
+// idleTracker tells when a server falls idle, from its cumulative
+// allocation sampled once per interval.
+type idleTracker struct {
+	threshold uint64 // 0: never
+	prev      uint64 // cumulative allocation at the last sample
+	started   bool
+	busy      bool // allocated at least threshold since the last return
+}
+
+// fellIdle records a sample and reports whether this interval is the first
+// idle one after a busy one.
+func (t *idleTracker) fellIdle(allocs uint64) bool {
+	delta := allocs - t.prev
+	first := !t.started
+	t.prev, t.started = allocs, true
+	if t.threshold == 0 || first {
+		return false
+	}
+	if delta >= t.threshold {
+		t.busy = true
+		return false
+	}
+	if t.busy {
+		t.busy = false
+		return true
+	}
+	return false
 }
 
 // gcPercentFor is the GOGC percentage that gives a live heap of live

@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestGCPercentFor(t *testing.T) {
 	tune := GCTuning{MinHeadroom: 64 << 20, Percent: 25}
@@ -17,6 +20,27 @@ func TestGCPercentFor(t *testing.T) {
 	} {
 		if got := gcPercentFor(tc.live, tune); got != tc.want {
 			t.Errorf("gcPercentFor(%d) = %d, want %d", tc.live, got, tc.want)
+		}
+	}
+}
+
+func TestIdleTracker(t *testing.T) {
+	tr := idleTracker{threshold: 10}
+	var total uint64
+	var got []bool
+	// First sample (no interval yet), idle, busy, busy, idle, idle, busy, idle.
+	for _, alloc := range []uint64{100, 1, 50, 20, 2, 0, 10, 9} {
+		total += alloc
+		got = append(got, tr.fellIdle(total))
+	}
+	want := []bool{false, false, false, false, true, false, false, true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fellIdle = %v, want %v", got, want)
+	}
+	off := idleTracker{}
+	for _, v := range []uint64{0, 100, 100, 100} {
+		if off.fellIdle(v) {
+			t.Error("threshold 0 never reports idle")
 		}
 	}
 }

@@ -20,6 +20,7 @@ func newServerCmd() *cobra.Command {
 	gc := server.DefaultGCTuning()
 	commitTimeout := server.DefaultRaftTimers.Commit
 	var gcHeadroomMiB uint64 = gc.MinHeadroom >> 20
+	var gcIdleMiB uint64 = gc.IdleAlloc >> 20
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a ZooKeeper-compatible server (standalone, in memory by default)",
@@ -47,6 +48,7 @@ func newServerCmd() *cobra.Command {
 			}
 			final.Logger = log
 			gc.MinHeadroom = gcHeadroomMiB << 20
+			gc.IdleAlloc = gcIdleMiB << 20
 			return runServer(final, gc, log)
 		},
 	}
@@ -61,6 +63,7 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&cfg.LogStore, "log-store", "", "Raft log store of a data dir: wal or bolt (default: what the dir holds, wal for a new one)")
 	f.IntVar(&gc.Percent, "gc-percent", gc.Percent, "Go heap headroom as a percentage of the live heap, once above --gc-min-headroom (GOGC in the environment overrides both)")
 	f.Uint64Var(&gcHeadroomMiB, "gc-min-headroom", gcHeadroomMiB, "garbage in MiB the Go heap may gather between collections, at least")
+	f.Uint64Var(&gcIdleMiB, "gc-idle-alloc", gcIdleMiB, "MiB allocated per second below which the server counts as idle and returns its free heap to the OS (0: never)")
 	f.DurationVar(&commitTimeout, "raft-commit-timeout", commitTimeout, "cluster: longest wait before the leader tells idle followers the commit index (latency of writes through followers vs idle heartbeat traffic)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.IntVar(&cfg.SecurePort, "secure-port", 0, "also serve clients over TLS on this port (zoo.cfg secureClientPort)")
