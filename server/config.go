@@ -57,6 +57,9 @@ var DefaultFourLetterWords = []string{"ruok", "srvr", "stat", "mntr", "cons", "c
 
 // Config configures a Server. Start from DefaultConfig.
 type Config struct {
+	// hooks are set by this package's tests only.
+	hooks *testHooks
+
 	// Bind and Port are the client address. Port 0 picks a free port.
 	Bind string
 	Port int

@@ -60,6 +60,7 @@ type conn struct {
 	closingSession atomic.Bool
 	closeOnce      sync.Once
 	done           chan struct{}
+	readerDone     chan struct{} // closed when serve returns (sessionorder.go)
 
 	stats connStats
 }
@@ -92,7 +93,8 @@ type pendingReply struct {
 func newConn(s *Server, nc net.Conn, ip string) *conn {
 	c := &conn{s: s, nc: nc, ip: ip, id: s.nextConnID.Add(1), created: time.Now(),
 		pending:   make(chan *pendingReply, s.cfg.MaxOutstanding),
-		outSignal: make(chan struct{}, 1), readsDone: make(chan struct{}, 1), done: make(chan struct{})}
+		outSignal: make(chan struct{}, 1), readsDone: make(chan struct{}, 1), done: make(chan struct{}),
+		readerDone: make(chan struct{})}
 	c.auth.Store(&[]wire.Id{{Scheme: "ip", ID: ip}})
 	return c
 }
@@ -191,6 +193,7 @@ func (c *conn) sessionGone() {
 
 // serve runs the connection: handshake, then the request loop.
 func (c *conn) serve() {
+	defer c.readerStopped() // after close: see sessionorder.go
 	defer c.close()
 	if !c.tlsHandshake() {
 		return
@@ -240,6 +243,9 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		}
 		buf = frame[:0]
 		c.s.gate.wait(c.done)
+		if h := c.s.cfg.hooks; h != nil && h.beforeHandle != nil {
+			h.beforeHandle(frame)
+		}
 		c.stats.received.Add(1)
 		c.s.stats.received.Add(1)
 		p, stop := c.handle(frame)

@@ -48,6 +48,7 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	} else if known && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
+		c.s.awaitReaders(req.SessionID)
 		if err := c.s.attach(req.SessionID); err != nil {
 			c.logDrop("re-attach session", err)
 			return false
@@ -67,6 +68,7 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 	c.timeout = resp.TimeOut
 	if ok {
 		c.s.bind(resp.SessionID, c)
+		c.s.addReader(resp.SessionID, c)
 	}
 	c.enqueue(e.Bytes())
 	if err := c.flush(); err != nil {

@@ -40,6 +40,7 @@ type Server struct {
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
 	bySession map[int64]*conn
+	readers   map[int64]map[*conn]struct{} // connections still reading each session's requests
 	perIP     map[string]int
 	closed    bool
 
@@ -71,7 +72,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, fsm: fsm.New(), started: time.Now(),
-		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn), perIP: make(map[string]int),
+		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn),
+		readers: make(map[int64]map[*conn]struct{}), perIP: make(map[string]int),
 		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout})
