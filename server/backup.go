@@ -31,7 +31,7 @@ const (
 )
 
 // serveSnapshot streams a snapshot of this node's state at one zxid: the
-// capture is O(n) pointer copies under the state lock; writes continue
+// capture copies the tree's chunk list under the state lock; writes continue
 // while it streams. The state includes the cluster secret that keys session
 // passwords, so the admin endpoint must be reachable only by operators.
 func (s *Server) serveSnapshot(w http.ResponseWriter, _ *http.Request) {

@@ -9,7 +9,9 @@
 //     cfg.Peers describe. Close stops it and releases every file.
 //   - Replies on a connection come in request order. A read sees every
 //     write sent before it on its connection and none sent after. A watch
-//     notification is queued before any reply that shows the change.
+//     notification is queued before any reply that shows the change. A
+//     session re-attached to the same node keeps that order across its
+//     connections (sessionorder.go).
 //   - A write is acknowledged once applied by the node the client is
 //     connected to; with a data dir it is then on disk on a quorum (fsync
 //     unless cfg.NoSync). Followers forward writes to the leader; sync makes
@@ -22,6 +24,7 @@
 // Storage: in memory (raft's in-memory stores, or cfg.Stores to survive a
 // restart within a process), or cfg.DataDir with snapshots and the Raft log
 // in raft-wal (LogStoreWAL, the default for a new dir) or raft-boltdb
-// (LogStoreBolt, kept for dirs that hold raft.db). TuneGC is for programs
-// that run one server per process (paddock server).
+// (LogStoreBolt, kept for dirs that hold raft.db). TuneGC (headroom in
+// bytes; the free heap returned to the OS when idle) is for programs that
+// run one server per process (paddock server).
 package server
