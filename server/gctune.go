@@ -38,6 +38,10 @@ const (
 	// hundreds of MiB per second; one serving a few requests, well under
 	// 1 MiB.
 	DefaultGCIdleAlloc = 4 << 20
+	// DefaultGCIdleMinGap is the least time between two such returns, so
+	// that a load coming in bursts does not pay for a collection and the
+	// regrowth of the heap after every burst.
+	DefaultGCIdleMinGap = 30 * time.Second
 	// maxGCPercent bounds the setting for a nearly empty heap.
 	maxGCPercent = 10000
 )
@@ -50,12 +54,14 @@ type GCTuning struct {
 	// IdleAlloc is DefaultGCIdleAlloc's setting; 0 never returns memory
 	// early (the runtime's scavenger still does, slowly).
 	IdleAlloc uint64
+	// IdleMinGap is DefaultGCIdleMinGap's setting.
+	IdleMinGap time.Duration
 }
 
 // DefaultGCTuning is the tuning `paddock server` runs with.
 func DefaultGCTuning() GCTuning {
 	return GCTuning{MinHeadroom: DefaultGCMinHeadroom, Percent: DefaultGCPercent,
-		Interval: DefaultGCTuneInterval, IdleAlloc: DefaultGCIdleAlloc}
+		Interval: DefaultGCTuneInterval, IdleAlloc: DefaultGCIdleAlloc, IdleMinGap: DefaultGCIdleMinGap}
 }
 
 // TuneGC adjusts the collector's percentage every t.Interval so that the
@@ -80,7 +86,8 @@ func TuneGC(ctx context.Context, t GCTuning) {
 	}
 	tick := time.NewTicker(t.Interval)
 	defer tick.Stop()
-	last, idle := -1, idleTracker{threshold: t.IdleAlloc}
+	last := -1
+	idle := idleTracker{threshold: t.IdleAlloc, minGap: int(t.IdleMinGap / t.Interval)}
 	for {
 		rtmetrics.Read(samples)
 		if p := gcPercentFor(value(0), t); p != last {
@@ -102,26 +109,30 @@ func TuneGC(ctx context.Context, t GCTuning) {
 // allocation sampled once per interval.
 type idleTracker struct {
 	threshold uint64 // 0: never
+	minGap    int    // intervals between two idle reports, at least
 	prev      uint64 // cumulative allocation at the last sample
 	started   bool
-	busy      bool // allocated at least threshold since the last return
+	busy      bool // allocated at least threshold since the last report
+	since     int  // intervals since the last report
 }
 
 // fellIdle records a sample and reports whether this interval is the first
-// idle one after a busy one.
+// idle one after a busy one, minGap intervals or more after the last.
 func (t *idleTracker) fellIdle(allocs uint64) bool {
 	delta := allocs - t.prev
 	first := !t.started
 	t.prev, t.started = allocs, true
+	t.since++
 	if t.threshold == 0 || first {
+		t.since = t.minGap // the gap is between two reports, not from the start
 		return false
 	}
 	if delta >= t.threshold {
 		t.busy = true
 		return false
 	}
-	if t.busy {
-		t.busy = false
+	if t.busy && t.since >= t.minGap {
+		t.busy, t.since = false, 0
 		return true
 	}
 	return false

@@ -37,6 +37,23 @@ func TestIdleTracker(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("fellIdle = %v, want %v", got, want)
 	}
+	// With a gap of 3 intervals: the first report comes at once, a burst
+	// right after a report waits.
+	gap := idleTracker{threshold: 10, minGap: 3}
+	got = got[:0]
+	total = 0
+	for _, alloc := range []uint64{0, 50, 0, 50, 0, 0, 50, 0, 0} {
+		total += alloc
+		got = append(got, gap.fellIdle(total))
+	}
+	want = []bool{false, false, true, false, false, true, false, false, true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("with a gap: fellIdle = %v, want %v", got, want)
+	}
+	early := idleTracker{threshold: 10, minGap: 5}
+	if early.fellIdle(0) || early.fellIdle(50) || !early.fellIdle(50) {
+		t.Error("the first idle interval after start-up must report even within minGap")
+	}
 	off := idleTracker{}
 	for _, v := range []uint64{0, 100, 100, 100} {
 		if off.fellIdle(v) {
