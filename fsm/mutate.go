@@ -35,8 +35,18 @@ func (f *FSM) mut(id uint32) *node {
 
 // mutable returns path's existing node ready to be modified.
 func (f *FSM) mutable(path string) *node {
-	id, _ := f.lookup(path)
-	return f.mut(id)
+	return f.mut(f.mustLookup(path))
+}
+
+// mustLookup returns the id of path's node, which the caller has checked
+// exists; a missing one is a bug that must not turn into a change of
+// another node.
+func (f *FSM) mustLookup(path string) uint32 {
+	id, ok := f.lookup(path)
+	if !ok {
+		panic("fsm: internal error: no node " + path)
+	}
+	return id
 }
 
 // alloc returns a free id, reusing deleted records first.
@@ -97,7 +107,7 @@ func (f *FSM) putNode(path string, pid uint32, t node, data []byte) *node {
 
 // deleteNode removes path's node, which exists and has no children.
 func (f *FSM) deleteNode(path string) {
-	id, _ := f.lookup(path)
+	id := f.mustLookup(path)
 	n := f.mut(id)
 	if n.prev != none {
 		f.mut(n.prev).next = n.next

@@ -237,6 +237,9 @@ func (f *FSM) placePending(pending []snapNode) error {
 	slices.SortStableFunc(pending, func(a, b snapNode) int { return len(a.Path) - len(b.Path) })
 	for i := range pending {
 		sn := &pending[i]
+		if _, dup := f.lookup(sn.Path); dup {
+			return fmt.Errorf("%q listed twice", sn.Path)
+		}
 		if !f.place(sn.Path, sn.node(), sn.Data) {
 			return fmt.Errorf("%q has no parent", sn.Path)
 		}

@@ -41,6 +41,9 @@ func (a arena) at(id uint32) *node {
 // pathIs reports whether node id's path is p, comparing names up the
 // parent links (no allocation).
 func (a arena) pathIs(id uint32, p string) bool {
+	if id == rootID {
+		return p == RootPath
+	}
 	for id != rootID {
 		n := a.at(id)
 		name := n.name()
@@ -50,7 +53,7 @@ func (a arena) pathIs(id uint32, p string) bool {
 		}
 		p, id = p[:i], n.parent
 	}
-	return p == "" || p == RootPath
+	return p == ""
 }
 
 // walk calls fn for every node, parents before their children, without

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -143,14 +144,21 @@ func TestRestoreAcceptsAnyNodeOrder(t *testing.T) {
 	require.Equal(t, h.f.Digest(), g.Digest())
 	require.Equal(t, []string{"/a/b/e"}, g.Ephemerals(s, "/"))
 
-	// A node listed twice, or one whose parent never comes, is refused.
-	for name, mutate := range map[string]func([]snapNode) []snapNode{
-		"listed twice":  func(ns []snapNode) []snapNode { return append(ns, ns[0]) },
-		"has no parent": func(ns []snapNode) []snapNode { return append(ns, snapNode{Path: "/q/r"}) },
+	// A node listed twice (also when both copies wait for a parent that
+	// comes after them), or one whose parent never comes, is refused.
+	for _, c := range []struct {
+		want   string
+		mutate func([]snapNode) []snapNode
+	}{
+		{"listed twice", func(ns []snapNode) []snapNode { return append(ns, ns[0]) }},
+		{"listed twice", func(ns []snapNode) []snapNode {
+			return append([]snapNode{{Path: "/n/m"}, {Path: "/n/m"}}, append(ns, snapNode{Path: "/n"})...)
+		}},
+		{"has no parent", func(ns []snapNode) []snapNode { return append(ns, snapNode{Path: "/q/r"}) }},
 	} {
-		_, err := ReadSnapshotFile(bytes.NewReader(encodeSnapshot(t, hdr, mutate(slices.Clone(nodes)))))
-		require.ErrorIs(t, err, ErrBadSnapshot, name)
-		require.ErrorContains(t, err, name)
+		_, err := ReadSnapshotFile(bytes.NewReader(encodeSnapshot(t, hdr, c.mutate(slices.Clone(nodes)))))
+		require.ErrorIs(t, err, ErrBadSnapshot, c.want)
+		require.ErrorContains(t, err, c.want)
 	}
 }
 
@@ -183,8 +191,27 @@ func TestDeletedRecordsAreReused(t *testing.T) {
 }
 
 func TestNodeRecordSize(t *testing.T) {
-	// 104 bytes: chunks stay a whole number of 8 KiB pages and 1M znodes
-	// cost 104 MB of records. Growing the record is a memory regression.
-	require.Equal(t, uintptr(104), unsafe.Sizeof(node{}))
+	// 104 bytes on 64-bit platforms: 1M znodes cost 104 MB of records.
+	// Growing the record is a memory regression. Chunks must stay a whole
+	// number of 8 KiB pages everywhere.
+	if strconv.IntSize == 64 {
+		require.Equal(t, uintptr(104), unsafe.Sizeof(node{}))
+	}
 	require.Zero(t, unsafe.Sizeof(chunk{})%8192)
+}
+
+// TestLookupNeedsExactPaths: only "/" finds the root, and a path that ends
+// like a node's but starts elsewhere finds nothing.
+func TestLookupNeedsExactPaths(t *testing.T) {
+	h := newHarness(t)
+	h.mustCreate("/a")
+	h.mustCreate("/a/b")
+	for _, p := range []string{"", "a", "a/b", "/a/b/", "x/a/b", "//a/b", "/b"} {
+		_, ok := h.f.lookup(p)
+		require.False(t, ok, "%q", p)
+	}
+	for _, p := range []string{"/", "/a", "/a/b"} {
+		_, ok := h.f.lookup(p)
+		require.True(t, ok, "%q", p)
+	}
 }
