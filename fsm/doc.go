@@ -5,7 +5,9 @@
 //   - Apply is a pure function of (state, log entry). It never reads the
 //     clock, never uses randomness, and never depends on map iteration
 //     order. Time arrives in the command (Command.Time, stamped by the
-//     proposer); zxid is the Raft log index.
+//     proposer); zxid is the Raft log index. (The path index's hash seed
+//     is random, like a Go map's: it decides where entries sit, never what
+//     Apply or a read returns.)
 //   - Commands are msgpack-encoded with a leading format-version byte
 //     (EncodeCommand / DecodeCommand). Apply re-validates everything that
 //     depends on state: existence, versions, parent type, and that the
