@@ -45,6 +45,11 @@ const (
 	DefaultMaxReapPerInterval = 10000
 	// DefaultProposeTimeout bounds how long a write waits to enter Raft.
 	DefaultProposeTimeout = 10 * time.Second
+	// DefaultReattachWait bounds how long a session re-attaching to this
+	// node waits for its older connections' requests (sessionorder.go). A
+	// reader stops as soon as its socket closes unless it is handing a
+	// proposal to Raft, which DefaultProposeTimeout bounds.
+	DefaultReattachWait = DefaultProposeTimeout
 	// DefaultSnapshotThreshold is how many log entries trigger a snapshot.
 	DefaultSnapshotThreshold = 100000
 )
@@ -114,6 +119,9 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// WriteTimeout bounds one socket write.
 	WriteTimeout time.Duration
+	// ReattachWait bounds a re-attach's wait for the session's older
+	// connections on this node (0: DefaultReattachWait).
+	ReattachWait time.Duration
 	// FourLetterWords is the 4lw whitelist; "*" allows all.
 	FourLetterWords []string
 	// TTLEnabled allows TTL nodes (ZooKeeper's extendedTypesEnabled).
@@ -192,6 +200,7 @@ func DefaultConfig() Config {
 		MaxOutboundBytes:   DefaultMaxOutboundBytes,
 		HandshakeTimeout:   DefaultHandshakeTimeout,
 		WriteTimeout:       DefaultWriteTimeout,
+		ReattachWait:       DefaultReattachWait,
 		FourLetterWords:    DefaultFourLetterWords,
 		TTLEnabled:         true,
 		ReapInterval:       DefaultReapInterval,

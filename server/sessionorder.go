@@ -18,11 +18,6 @@ import "time"
 // still unanswered, until everything proposed so far is applied, as sync
 // does. Only then does the new connection read its first request.
 
-// ReattachWait bounds that wait. A reader stops as soon as its socket is
-// closed unless it is handing a proposal to Raft, which
-// DefaultProposeTimeout bounds.
-const ReattachWait = DefaultProposeTimeout
-
 // testHooks let this package's tests stop a connection at chosen points.
 type testHooks struct {
 	beforeHandle   func(frame []byte) // a reader read a request frame
@@ -58,7 +53,7 @@ func (c *conn) readerStopped() {
 }
 
 // awaitReaders closes every connection still reading requests of session
-// id and waits, at most ReattachWait in all, until their readers stop.
+// id and waits, at most cfg.ReattachWait in all, until their readers stop.
 func (s *Server) awaitReaders(id int64) {
 	s.mu.Lock()
 	old := make([]*conn, 0, len(s.readers[id]))
@@ -72,7 +67,11 @@ func (s *Server) awaitReaders(id int64) {
 	if h := s.cfg.hooks; h != nil && h.awaitedReaders != nil {
 		h.awaitedReaders()
 	}
-	timer := time.NewTimer(ReattachWait)
+	wait := s.cfg.ReattachWait
+	if wait <= 0 {
+		wait = DefaultReattachWait
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	unanswered := false
 	for _, c := range old {
