@@ -93,7 +93,7 @@ func (f *FSM) closeSession(zxid, id int64, r *Result) {
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		f.removeNode(zxid, p, r)
+		f.removeNode(zxid, p, f.mustLookup(p), r)
 	}
 	delete(f.sessions, id)
 	r.Closed = id
@@ -227,7 +227,7 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		t.owner = wire.TTLOwner(op.TTL)
 		f.setMember(f.ttls, path, true)
 	}
-	f.putNode(path, pid, t, op.Data)
+	id := f.putNode(path, pid, t, op.Data)
 	p := f.mut(pid)
 	p.cversion++
 	p.pzxid = zxid
@@ -236,7 +236,7 @@ func (f *FSM) create(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	f.quotaNodeChanged(path, false)
 	r.Events = append(r.Events, Event{wire.EventNodeCreated, path, f.acls.get(t.aclRef)},
 		Event{wire.EventNodeChildrenChanged, parentPath, f.acls.get(pacl)})
-	res.Path, res.Stat = path, f.node(path).stat()
+	res.Path, res.Stat = path, f.chunks.at(id).stat()
 	return res
 }
 
@@ -254,7 +254,15 @@ func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrBadArguments
 		return res
 	}
-	parent, n := f.node(wire.ParentPath(op.Path)), f.node(op.Path)
+	// Deep paths cost a walk up the parent links per lookup: look up once
+	// and pass ids on.
+	var parent *node
+	id, n := f.nodeID(op.Path)
+	if n != nil {
+		parent = f.chunks.at(n.parent)
+	} else {
+		_, parent = f.nodeID(wire.ParentPath(op.Path))
+	}
 	switch {
 	case parent == nil:
 		res.Err = wire.ErrNoNode
@@ -267,7 +275,7 @@ func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	case n.nkids > 0:
 		res.Err = wire.ErrNotEmpty
 	default:
-		f.removeNode(zxid, op.Path, r)
+		f.removeNode(zxid, op.Path, id, r)
 	}
 	return res
 }
@@ -276,11 +284,12 @@ func (f *FSM) delete(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 // passed since its mtime, re-checking what the reaper saw.
 func (f *FSM) reap(zxid, now int64, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.node(op.Path)
-	if n == nil {
+	id, ok := f.lookup(op.Path)
+	if !ok {
 		res.Err = wire.ErrNoNode
 		return res
 	}
+	n := f.chunks.at(id)
 	ttl, isTTL := n.ttl()
 	switch {
 	case !n.isContainer() && !isTTL:
@@ -290,16 +299,16 @@ func (f *FSM) reap(zxid, now int64, op *Op, r *Result) OpResult {
 	case isTTL && now-n.mtime <= ttl:
 		res.Err = wire.ErrBadVersion
 	default:
-		f.removeNode(zxid, op.Path, r)
+		f.removeNode(zxid, op.Path, id, r)
 	}
 	return res
 }
 
-// removeNode deletes an existing childless node and updates its parent,
-// indexes and events.
-func (f *FSM) removeNode(zxid int64, path string, r *Result) {
-	n := f.node(path)
-	acl, size := n.aclRef, n.dataLen()
+// removeNode deletes node id, at path, which has no children, and updates
+// its parent, indexes and events.
+func (f *FSM) removeNode(zxid int64, path string, id uint32, r *Result) {
+	n := f.chunks.at(id)
+	acl, size, pid := n.aclRef, n.dataLen(), n.parent
 	switch {
 	case n.isEphemeral():
 		if s := f.sessions[n.owner]; s != nil {
@@ -314,9 +323,9 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 	}
 	f.quotaUpdate(path, -1, -int64(size))
 	f.quotaNodeChanged(path, true)
-	f.deleteNode(path)
+	f.deleteNode(path, id)
 	parentPath := wire.ParentPath(path)
-	p := f.mutable(parentPath)
+	p := f.mut(pid)
 	if zxid > p.pzxid {
 		p.pzxid = zxid
 	}
@@ -326,7 +335,7 @@ func (f *FSM) removeNode(zxid int64, path string, r *Result) {
 
 func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.node(op.Path)
+	id, n := f.nodeID(op.Path)
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
@@ -343,7 +352,7 @@ func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 		res.Err = wire.ErrBadVersion
 	default:
 		f.quotaUpdate(op.Path, 0, int64(len(op.Data)-n.dataLen()))
-		n = f.mutable(op.Path)
+		n = f.mut(id)
 		f.setData(n, op.Data)
 		n.version++
 		n.mzxid, n.mtime = zxid, cmd.Time
@@ -356,7 +365,7 @@ func (f *FSM) setDataOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
 
 func (f *FSM) setACL(cmd *Command, op *Op) OpResult {
 	res := OpResult{Type: op.Type}
-	n := f.node(op.Path)
+	id, n := f.nodeID(op.Path)
 	switch {
 	case n == nil:
 		res.Err = wire.ErrNoNode
@@ -365,7 +374,7 @@ func (f *FSM) setACL(cmd *Command, op *Op) OpResult {
 	case op.Version != -1 && op.Version != n.aversion:
 		res.Err = wire.ErrBadVersion
 	default:
-		n = f.mutable(op.Path)
+		n = f.mut(id)
 		n.aclRef = f.acls.ref(op.ACL)
 		n.aversion++
 		res.Stat = n.stat()

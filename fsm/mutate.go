@@ -71,9 +71,8 @@ func (f *FSM) alloc() uint32 {
 }
 
 // putNode adds a node at path under parent pid (none for the root) with
-// t's stat fields and data, and returns it (writable until the next
-// change).
-func (f *FSM) putNode(path string, pid uint32, t node, data []byte) *node {
+// t's stat fields and data, and returns its id.
+func (f *FSM) putNode(path string, pid uint32, t node, data []byte) uint32 {
 	id := f.alloc()
 	n := f.mut(id)
 	*n = t
@@ -102,12 +101,11 @@ func (f *FSM) putNode(path string, pid uint32, t node, data []byte) *node {
 		f.count--
 		f.dataSize -= size
 	})
-	return n
+	return id
 }
 
-// deleteNode removes path's node, which exists and has no children.
-func (f *FSM) deleteNode(path string) {
-	id := f.mustLookup(path)
+// deleteNode removes node id, at path, which has no children.
+func (f *FSM) deleteNode(path string, id uint32) {
 	n := f.mut(id)
 	if n.prev != none {
 		f.mut(n.prev).next = n.next

@@ -117,6 +117,16 @@ func (f *FSM) node(path string) *node {
 	return nil
 }
 
+// nodeID returns path's id and node for reading, or nil. Code that goes
+// on to change the node keeps the id (f.mut(id)): each lookup of a deep
+// path walks its parent links.
+func (f *FSM) nodeID(path string) (uint32, *node) {
+	if id, ok := f.lookup(path); ok {
+		return id, f.chunks.at(id)
+	}
+	return none, nil
+}
+
 // newTree empties the tree and creates the root, with no data.
 func (f *FSM) newTree() {
 	f.chunks, f.gens, f.free, f.hw, f.count, f.dataSize = nil, nil, nil, 0, 0, 0
