@@ -111,10 +111,8 @@ func (f *FSM) lookup(path string) (uint32, bool) {
 // node returns path's node for reading, or nil. The pointer is valid only
 // until the next change to the tree; write through f.mut.
 func (f *FSM) node(path string) *node {
-	if id, ok := f.lookup(path); ok {
-		return f.chunks.at(id)
-	}
-	return nil
+	_, n := f.nodeID(path)
+	return n
 }
 
 // nodeID returns path's id and node for reading, or nil. Code that goes
