@@ -52,6 +52,10 @@ type conn struct {
 	outMu     sync.Mutex
 	out       []byte
 	outSignal chan struct{}
+	// spare is the buffer of the last flush, kept for the next replies
+	// (when at most maxSpareOut bytes) so that a busy connection appends
+	// into the same two buffers instead of allocating one per flush.
+	spare []byte
 
 	closing atomic.Bool
 	// closingSession is set when this connection sent closeSession: the
@@ -69,6 +73,11 @@ type conn struct {
 // requests are; a larger frame is read straight into its frame buffer.
 // (64 KiB made idle watcher connections cost ~3× ZooKeeper's memory.)
 const connReadBuffer = 4 << 10
+
+// maxSpareOut is the largest outbound buffer a connection keeps between
+// flushes (see conn.spare); a larger one is left to the GC, so that an
+// idle connection holds at most this much.
+const maxSpareOut = 4 << 10
 
 // pendingReply is the answer to one request, ready or to be computed by
 // the writer in request order.
@@ -134,6 +143,9 @@ func (c *conn) enqueue(frame []byte) {
 	c.outMu.Lock()
 	over := len(c.out)+len(frame) > c.s.cfg.MaxOutboundBytes
 	if !over {
+		if c.out == nil {
+			c.out, c.spare = c.spare, nil
+		}
 		c.out = append(c.out, frame...)
 	}
 	c.outMu.Unlock()
@@ -162,6 +174,11 @@ func (c *conn) flush() error {
 	}
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.nc.Write(buf)
+	if cap(buf) <= maxSpareOut {
+		c.outMu.Lock()
+		c.spare = buf[:0]
+		c.outMu.Unlock()
+	}
 	return err
 }
 
