@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/paddockzk/paddock/internal/wire"
 )
@@ -33,13 +34,10 @@ func newBenchConn(b *testing.B) *benchConn {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { srv.Close() })
-	nc, err := net.Dial("tcp", srv.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { nc.Close() })
-	c := &benchConn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
-	c.write(b, frame(&wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}))
+	nc, br := dialRaw(b, srv.Addr().String())
+	_ = nc.SetDeadline(time.Time{}) // a benchmark may run longer than dialRaw allows
+	c := &benchConn{nc: nc, br: br}
+	send(b, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
 	var cr wire.ConnectResponse
 	if err := cr.Decode(wire.NewDecoder(c.read(b))); err != nil || cr.SessionID == 0 {
 		b.Fatalf("connect: %v (session %x)", err, cr.SessionID)
@@ -47,12 +45,7 @@ func newBenchConn(b *testing.B) *benchConn {
 	return c
 }
 
-func (c *benchConn) write(b *testing.B, f []byte) {
-	if _, err := c.nc.Write(f); err != nil {
-		b.Fatal(err)
-	}
-}
-
+// read reads one reply into the reused buffer (readRecord allocates).
 func (c *benchConn) read(b *testing.B) []byte {
 	f, err := wire.ReadFrame(c.br, c.buf, 1<<20)
 	if err != nil {
@@ -64,7 +57,9 @@ func (c *benchConn) read(b *testing.B) []byte {
 
 // call sends a pre-encoded request and fails unless the reply is OK.
 func (c *benchConn) call(b *testing.B, req []byte) {
-	c.write(b, req)
+	if _, err := c.nc.Write(req); err != nil {
+		b.Fatal(err)
+	}
 	var h wire.ReplyHeader
 	if err := h.Decode(wire.NewDecoder(c.read(b))); err != nil || h.Err != wire.OK {
 		b.Fatalf("reply: %v, code %v", err, h.Err)

@@ -76,7 +76,7 @@ func TestReattachWaitsForOlderReaders(t *testing.T) {
 	}
 }
 
-func dialRaw(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+func dialRaw(t testing.TB, addr string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -87,7 +87,7 @@ func dialRaw(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 	return nc, bufio.NewReader(nc)
 }
 
-func send(t *testing.T, nc net.Conn, parts ...wire.Record) {
+func send(t testing.TB, nc net.Conn, parts ...wire.Record) {
 	t.Helper()
 	if _, err := nc.Write(frame(parts...)); err != nil {
 		t.Fatal(err)
