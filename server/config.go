@@ -299,5 +299,5 @@ type Stores struct {
 // NewMemoryStores returns in-memory Raft stores that can outlive a Server.
 func NewMemoryStores() *Stores {
 	mem := raft.NewInmemStore()
-	return &Stores{Logs: mem, Stable: mem, Snaps: raft.NewInmemSnapshotStore()}
+	return &Stores{Logs: mem, Stable: mem, Snaps: newMemSnapshotStore()}
 }
