@@ -108,6 +108,15 @@ func optionalTrailingByte(r Record) bool {
 	return false
 }
 
+// maxRejectAllocs bounds the allocations of rejecting one malformed record
+// or frame (the record, the decoder, the error and its formatting: 7
+// without the race detector). It leaves room above that because under -race
+// sync.Pool drops items at random, so fmt's printer cache misses now and
+// then (9 and 10 were seen); what the tests guard against, an allocation
+// proportional to a hostile count or length, is far beyond it and is also
+// bounded in bytes.
+const maxRejectAllocs = 16
+
 // A vector count of 2^31-1 in a 10-byte body must be rejected before any
 // allocation proportional to the count.
 func TestHugeVectorCount(t *testing.T) {
@@ -140,7 +149,7 @@ func TestHugeVectorCount(t *testing.T) {
 			_ = newLike(c.r).Decode(NewDecoder(c.body))
 		})
 		runtime.ReadMemStats(&after)
-		require.Less(t, allocs, 10.0, name(c.r))
+		require.LessOrEqual(t, allocs, float64(maxRejectAllocs), name(c.r))
 		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), name(c.r))
 	}
 }
