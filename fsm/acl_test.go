@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/paddockzk/paddock/internal/wire"
@@ -103,4 +104,30 @@ func TestValidateACL(t *testing.T) {
 	for _, tc := range cases {
 		require.Equal(t, tc.want, ValidateACL(tc.acl), "%+v", tc.acl)
 	}
+}
+
+// TestACLInterning checks that interning tells apart lists whose fields
+// only differ in where one string ends and the next begins, nil from
+// empty, and that looking up a known list allocates nothing.
+func TestACLInterning(t *testing.T) {
+	tab := newACLTable()
+	lists := [][]wire.ACL{
+		nil,
+		{},
+		{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "anyone"}}},
+		{{Perms: wire.PermAll, ID: wire.Id{Scheme: "worl", ID: "danyone"}}},
+		{{Perms: wire.PermRead, ID: wire.Id{Scheme: "world", ID: "anyone"}}},
+		{{Perms: wire.PermAll, ID: wire.Id{Scheme: "world", ID: "anyone"}},
+			{Perms: wire.PermRead, ID: wire.Id{Scheme: "digest", ID: "u:x"}}},
+	}
+	refs := map[uint32]bool{}
+	for _, l := range lists {
+		r := tab.ref(l)
+		require.False(t, refs[r], "list %v shares a reference", l)
+		refs[r] = true
+		require.Equal(t, l, tab.get(r))
+		require.Equal(t, r, tab.ref(slices.Clone(l)), "an equal list gets the same reference")
+	}
+	known := lists[5]
+	require.Zero(t, testing.AllocsPerRun(100, func() { tab.ref(known) }))
 }

@@ -5,13 +5,11 @@ import "github.com/paddockzk/paddock/internal/wire"
 // Mutation primitives. Every change to the tree goes through these so that
 // (a) chunks a snapshot may still be reading are copied before they change,
 // and (b) a multi in progress can be rolled back: when f.undo is non-nil
-// each primitive records how to reverse itself.
+// each primitive records how to reverse itself. Callers test f.undo before
+// building the closure, so a change outside a multi allocates none.
 
-func (f *FSM) record(u func()) {
-	if f.undo != nil {
-		f.undo = append(f.undo, u)
-	}
-}
+// record appends u to the multi's undo log; f.undo must be non-nil.
+func (f *FSM) record(u func()) { f.undo = append(f.undo, u) }
 
 // mut returns node id's record ready to be modified in place, copying its
 // chunk first if a snapshot taken earlier may still be reading it. In a
@@ -54,7 +52,9 @@ func (f *FSM) alloc() uint32 {
 	if k := len(f.free); k > 0 {
 		id := f.free[k-1]
 		f.free = f.free[:k-1]
-		f.record(func() { f.free = append(f.free, id) })
+		if f.undo != nil {
+			f.record(func() { f.free = append(f.free, id) })
+		}
 		return id
 	}
 	id := f.hw
@@ -66,7 +66,9 @@ func (f *FSM) alloc() uint32 {
 		f.chunks = append(f.chunks, new(chunk))
 		f.gens = append(f.gens, f.gen)
 	}
-	f.record(func() { f.free = append(f.free, id) })
+	if f.undo != nil {
+		f.record(func() { f.free = append(f.free, id) })
+	}
 	return id
 }
 
@@ -96,11 +98,13 @@ func (f *FSM) putNode(path string, pid uint32, t node, data []byte) uint32 {
 	f.count++
 	size := int64(len(path) + len(data))
 	f.dataSize += size
-	f.record(func() {
-		f.index.remove(frag, id)
-		f.count--
-		f.dataSize -= size
-	})
+	if f.undo != nil {
+		f.record(func() {
+			f.index.remove(frag, id)
+			f.count--
+			f.dataSize -= size
+		})
+	}
 	return id
 }
 
@@ -123,12 +127,14 @@ func (f *FSM) deleteNode(path string, id uint32) {
 	f.dataSize -= size
 	*n = node{}
 	f.free = append(f.free, id)
-	f.record(func() {
-		f.free = f.free[:len(f.free)-1]
-		f.index.insert(frag, id)
-		f.count++
-		f.dataSize += size
-	})
+	if f.undo != nil {
+		f.record(func() {
+			f.free = f.free[:len(f.free)-1]
+			f.index.insert(frag, id)
+			f.count++
+			f.dataSize += size
+		})
+	}
 }
 
 // setData replaces n's data (n from mut), keeping dataSize in step.
@@ -136,17 +142,23 @@ func (f *FSM) setData(n *node, data []byte) {
 	delta := int64(len(data) - n.dataLen())
 	f.dataSize += delta
 	n.setBuf(n.name(), data)
-	f.record(func() { f.dataSize -= delta })
+	if f.undo != nil {
+		f.record(func() { f.dataSize -= delta })
+	}
 }
 
 // setMember adds or removes key in a set, recording the reverse.
 func (f *FSM) setMember(set map[string]struct{}, key string, present bool) {
 	if present {
 		set[key] = struct{}{}
-		f.record(func() { delete(set, key) })
+		if f.undo != nil {
+			f.record(func() { delete(set, key) })
+		}
 	} else {
 		delete(set, key)
-		f.record(func() { set[key] = struct{}{} })
+		if f.undo != nil {
+			f.record(func() { set[key] = struct{}{} })
+		}
 	}
 }
 

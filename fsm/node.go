@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"encoding/binary"
 	"slices"
 	"unsafe"
 
@@ -130,21 +131,38 @@ func newACLTable() *aclTable {
 	return &aclTable{index: make(map[string]uint32)}
 }
 
-func aclKey(acl []wire.ACL) string {
-	var e wire.Encoder
-	wire.EncodeACLs(&e, acl)
-	return string(e.Bytes())
+// aclKeyBuf is the size of the stack buffer aclKey appends to: the usual
+// lists (one or two entries) fit, so interning a known list allocates
+// nothing.
+const aclKeyBuf = 128
+
+// aclKey appends to b an unambiguous encoding of acl (nil and empty
+// differ; every string is length-prefixed): the interning key.
+func aclKey(b []byte, acl []wire.ACL) []byte {
+	if acl == nil {
+		return append(b, 0xff)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(acl)))
+	for _, a := range acl {
+		b = binary.BigEndian.AppendUint32(b, uint32(a.Perms))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a.ID.Scheme)))
+		b = append(b, a.ID.Scheme...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a.ID.ID)))
+		b = append(b, a.ID.ID...)
+	}
+	return b
 }
 
 // ref returns the reference of acl, interning a copy if it is new.
 func (t *aclTable) ref(acl []wire.ACL) uint32 {
-	k := aclKey(acl)
-	if r, ok := t.index[k]; ok {
+	var buf [aclKeyBuf]byte
+	k := aclKey(buf[:0], acl)
+	if r, ok := t.index[string(k)]; ok { // no allocation: the compiler elides the copy
 		return r
 	}
 	r := uint32(len(t.lists))
 	t.lists = append(t.lists, slices.Clone(acl))
-	t.index[k] = r
+	t.index[string(k)] = r
 	return r
 }
 

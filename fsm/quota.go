@@ -164,13 +164,15 @@ func (f *FSM) setQuota(q string, lim *quotaTrack) {
 	} else {
 		f.quotas[q] = *lim
 	}
-	f.record(func() {
-		if had {
-			f.quotas[q] = old
-		} else {
-			delete(f.quotas, q)
-		}
-	})
+	if f.undo != nil {
+		f.record(func() {
+			if had {
+				f.quotas[q] = old
+			} else {
+				delete(f.quotas, q)
+			}
+		})
+	}
 }
 
 // subtreeSize counts p and its descendants and their data bytes.
