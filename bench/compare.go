@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,12 +17,16 @@ type Side struct {
 	Label   string
 	Results []Result
 	Meta    *Meta
+	// Runs counts the repetitions behind each result, by key (1 unless a
+	// key appeared in several reports; see LoadSide).
+	Runs map[string]int
 }
 
-// LoadSide reads every *.json report in dir (in name order) into one side;
-// a later result for the same key replaces an earlier one.
+// LoadSide reads every *.json report in dir (in name order) into one side.
+// A key measured in several reports (compare.sh --repeat) is reduced to
+// its median run (medianRun).
 func LoadSide(dir, label string) (Side, error) {
-	s := Side{Label: label}
+	s := Side{Label: label, Runs: map[string]int{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return s, err
@@ -31,6 +36,7 @@ func LoadSide(dir, label string) (Side, error) {
 	}
 	sort.Strings(files)
 	idx := map[string]int{}
+	var runs [][]Result
 	for _, f := range files {
 		rep, err := ReadReport(f)
 		if err != nil {
@@ -41,15 +47,53 @@ func LoadSide(dir, label string) (Side, error) {
 			s.Meta = &m
 		}
 		for _, r := range rep.Results {
-			if i, ok := idx[r.Key()]; ok {
-				s.Results[i] = r
-				continue
+			i, ok := idx[r.Key()]
+			if !ok {
+				i = len(runs)
+				idx[r.Key()] = i
+				runs = append(runs, nil)
 			}
-			idx[r.Key()] = len(s.Results)
-			s.Results = append(s.Results, r)
+			runs[i] = append(runs[i], r)
 		}
 	}
+	for _, rs := range runs {
+		s.Results = append(s.Results, medianRun(rs))
+		s.Runs[rs[0].Key()] = len(rs)
+	}
 	return s, nil
+}
+
+// medianRun picks the median of repeated runs of one key: by throughput,
+// or by p50 latency where that is the measure (fan-out's time to the last
+// notification, expiry's delay) or there is no throughput, the lower
+// throughput or the higher latency of the two middle runs when there is
+// an even number. The whole run is kept (its p99 with its throughput), and
+// its error count becomes the sum over all runs, so that a failure in any
+// repetition still shows.
+func medianRun(rs []Result) Result {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	sorted := slices.Clone(rs)
+	w := sorted[0].Workload
+	byOps := w != Fanout && w != Expiry && sorted[0].OpsPerSec > 0
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if byOps {
+			return sorted[i].OpsPerSec < sorted[j].OpsPerSec
+		}
+		return sorted[i].Latency.P50 > sorted[j].Latency.P50
+	})
+	m := sorted[(len(sorted)-1)/2]
+	m.Errors = 0
+	m.ErrorSamples = nil
+	for _, r := range rs {
+		m.Errors += r.Errors
+		m.ErrorSamples = append(m.ErrorSamples, r.ErrorSamples...)
+	}
+	if len(m.ErrorSamples) > maxErrorSamples {
+		m.ErrorSamples = m.ErrorSamples[:maxErrorSamples]
+	}
+	return m
 }
 
 // Row compares one run of the two sides. Ratios are candidate/baseline
@@ -86,6 +130,9 @@ type Row struct {
 	Target string `json:"target,omitempty"`
 	Met    *bool  `json:"met,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Runs is the number of repetitions each side's figures are the
+	// median of (0 when each side ran once).
+	Runs int `json:"runs,omitempty"`
 
 	base, cand *Result
 }
@@ -116,6 +163,9 @@ func Compare(config string, base, cand Side) Comparison {
 		if r := &cand.Results[i]; !seen[r.Key()] {
 			c.Rows = append(c.Rows, makeRow(config, nil, r))
 		}
+	}
+	for i := range c.Rows {
+		c.Rows[i].noteRuns(base.Runs[c.Rows[i].Key], cand.Runs[c.Rows[i].Key])
 	}
 	// Workloads in AllWorkloads order, then by parameter; within those,
 	// as the reports list them (write's create before its set).
@@ -177,6 +227,23 @@ func makeRow(config string, b, c *Result) Row {
 	}
 	row.setTarget()
 	return row
+}
+
+// noteRuns records that the row's figures are medians of repeated runs.
+func (row *Row) noteRuns(base, cand int) {
+	n := max(base, cand)
+	if n <= 1 {
+		return
+	}
+	row.Runs = n
+	runs := fmt.Sprintf("median of %d runs", n)
+	if base != cand {
+		runs = fmt.Sprintf("median of %d and %d runs", base, cand)
+	}
+	if row.Note != "" {
+		runs = row.Note + "; " + runs
+	}
+	row.Note = runs
 }
 
 // setTarget applies issue #9's goals.

@@ -124,6 +124,9 @@ func (c *counter) add(n int64)   { c.v.Add(n) }
 func (c *counter) load() int64   { return c.v.Load() }
 func (c *counter) store(n int64) { c.v.Store(n) }
 
+// maxErrorSamples is how many distinct error messages a result keeps.
+const maxErrorSamples = 5
+
 // errorLog counts errors and keeps the first few distinct messages.
 type errorLog struct {
 	n       counter
@@ -141,7 +144,7 @@ func (e *errorLog) add(err error) {
 			return
 		}
 	}
-	if len(e.samples) < 5 {
+	if len(e.samples) < maxErrorSamples {
 		e.samples = append(e.samples, msg)
 	}
 }

@@ -206,3 +206,58 @@ func deref(b *bool) any {
 	}
 	return *b
 }
+
+// TestCompareMedianOfRepeats loads a side measured three times (compare.sh
+// --repeat 3) and checks that each key is its median run, with the errors
+// of every run and a note saying so.
+func TestCompareMedianOfRepeats(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "standalone-fsync")
+	write := func(label, file string, results ...Result) {
+		dir := filepath.Join(cfg, label)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Report{Results: results}).WriteJSON(filepath.Join(dir, file)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(ops, p99 float64, errs int64) Result {
+		return Result{Workload: Write, Op: "set", Param: "clients", N: 16, OpsPerSec: ops,
+			Latency: Latency{P50: 1, P99: p99}, Errors: errs}
+	}
+	// Notifications per second do not order fan-out runs: time does.
+	fan := func(p50, ops float64) Result {
+		return Result{Workload: Fanout, Op: "notify", Param: "watchers", N: 1000, OpsPerSec: ops,
+			Latency: Latency{P50: p50, P99: p50}}
+	}
+	write("zookeeper", "write.json", set(10000, 4, 0))
+	write("zookeeper", "fanout.json", fan(20, 100))
+	write("paddock", "write.json", set(18000, 3, 0))
+	write("paddock", "write.r2.json", set(12000, 9, 2))
+	write("paddock", "write.r3.json", set(16000, 5, 0))
+	write("paddock", "fanout.json", fan(12, 100))
+	write("paddock", "fanout.r2.json", fan(8, 300))
+	write("paddock", "fanout.r3.json", fan(9, 50))
+	cs, err := CompareDirs([]string{cfg}, "zookeeper", "paddock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range cs[0].Rows {
+		rows[r.Key] = r
+	}
+	w := rows["write/set clients=16"]
+	if w.CandOpsPerSec != 16000 || w.CandP99 != 5 || w.OpsRatio != 1.6 {
+		t.Errorf("write row is not the median run: %+v", w)
+	}
+	if w.CandErrors != 2 || w.Met == nil || *w.Met {
+		t.Errorf("the errors of a non-median run were lost: %+v", w)
+	}
+	if w.Runs != 3 || !strings.Contains(w.Note, "median of 1 and 3 runs") {
+		t.Errorf("runs not noted: runs %d, note %q", w.Runs, w.Note)
+	}
+	f := rows["fanout/notify watchers=1000"]
+	if f.CandP50 != 9 || f.Met == nil || !*f.Met {
+		t.Errorf("fan-out row is not the median by time: %+v", f)
+	}
+}

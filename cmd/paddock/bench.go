@@ -144,7 +144,8 @@ func newBenchCompareCmd() *cobra.Command {
 		Long: `Compare two servers measured by 'paddock bench --json'. Each CONFIGDIR (one per
 configuration, e.g. standalone-fsync) holds BASELINE/*.json and CANDIDATE/*.json
 (default zookeeper/ and paddock/); results are paired by workload and parameter,
-and the ratios are checked against the goals of issue #9.`,
+and the ratios are checked against the goals of issue #9. A key measured in
+several reports (repeated runs) is compared by its median run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := bench.CompareDirs(args, baseline, candidate)

@@ -3,7 +3,7 @@
 # package zookeeper) on this machine, in one run, with the same client
 # (`paddock bench`, go-zookeeper), and print Paddock/ZooKeeper ratios.
 #
-#   test/bench/compare.sh [--quick] [--out DIR] [--configs LIST] [--workloads LIST]
+#   test/bench/compare.sh [--quick] [--repeat N] [--out DIR] [--configs LIST] [--workloads LIST]
 #
 # Configurations (--configs, comma-separated; default all three):
 #   standalone-fsync     one server each, every write fsynced
@@ -21,6 +21,13 @@
 #
 # --quick: short runs and smaller parameters (about 4 minutes); the full
 # run takes about 20 minutes.
+#
+# --repeat N (default 1): run each workload N times, alternating the
+# servers each time (ZooKeeper, Paddock, ZooKeeper, ...), and compare the
+# median runs (by throughput; by time for fanout), with the errors of all
+# runs. On a shared machine single runs move by ±20%; the median of 3 moves
+# much less. expiry and scale run once (expiry's goal is about every
+# session, and scale needs fresh servers). N=3 takes about twice as long.
 #
 # Results: DIR/<config>/{zookeeper,paddock}/<workload>.json (paddock bench
 # --json), DIR/summary.{txt,md,json} (paddock bench compare), DIR/machine.txt,
@@ -43,6 +50,7 @@ export ZK_HEAP=${ZK_HEAP:-2g}
 TICK_MS=2000
 
 QUICK=0
+REPEAT=1
 OUT=""
 CONFIGS="standalone-fsync,standalone-nofsync,ensemble3-fsync"
 WORKLOADS="write,read,mixed,lock-fair,lock-herd,fanout,expiry,scale"
@@ -62,6 +70,7 @@ while (($# > 0)); do
 	case $1 in
 	--quick) QUICK=1 ;;
 	--out) OUT=${2:?}; shift ;;
+	--repeat) REPEAT=${2:?}; shift ;;
 	--configs) CONFIGS=${2:?}; shift ;;
 	--workloads) WORKLOADS=${2:?}; shift ;;
 	-h | --help) usage ;;
@@ -78,6 +87,8 @@ else
 	ZNODES=1000000 SESSIONS=20 PREWARM=2s EXPIRY_CONFIGS=standalone-fsync,ensemble3-fsync
 fi
 OUT=${OUT:-/tmp/paddock-bench-$(date +%Y%m%d-%H%M%S)}
+
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a positive count, not $REPEAT"
 
 has() { [[ ,$1, == *,$2,* ]]; }
 for c in ${CONFIGS//,/ }; do
@@ -279,10 +290,12 @@ bench() {
 	[[ $pid == 0 ]] || args+=(--pid "$pid")
 	if [[ $config != - ]]; then
 		mkdir -p "$OUT/$config/$label"
-		args+=(--json "$OUT/$config/$label/$wl.json")
+		local rep=${REP:-1} suffix=""
+		((rep == 1)) || suffix=.r$rep
+		args+=(--json "$OUT/$config/$label/$wl$suffix.json")
 	fi
 	args+=("$@")
-	local logf=$OUT/logs/$config-$label-$wl.txt
+	local logf=$OUT/logs/$config-$label-$wl${suffix:-}.txt
 	[[ $config == - ]] && logf=$OUT/logs/prewarm-$label.txt
 	if ! "$PADDOCK" "${args[@]}" >"$logf"; then
 		log "WARNING: paddock bench against $label ($wl) failed; see $logf"
@@ -311,9 +324,14 @@ run_config() {
 	for wl in write read mixed lock-fair lock-herd fanout expiry; do
 		has "$WORKLOADS" "$wl" || continue
 		[[ $wl == expiry ]] && ! has "$EXPIRY_CONFIGS" "$name" && continue
-		log "$name: $wl"
-		bench "$name" zookeeper "$ZK_SERVERS" "$zpid" "$wl"
-		bench "$name" paddock "$PD_SERVERS" "$ppid" "$wl"
+		local n=$REPEAT
+		[[ $wl == expiry ]] && n=1
+		for ((REP = 1; REP <= n; REP++)); do
+			((n == 1)) && log "$name: $wl" || log "$name: $wl (run $REP of $n)"
+			bench "$name" zookeeper "$ZK_SERVERS" "$zpid" "$wl"
+			bench "$name" paddock "$PD_SERVERS" "$ppid" "$wl"
+		done
+		REP=1
 	done
 	stop_zk
 	stop_paddock
@@ -331,7 +349,7 @@ run_config() {
 machine() {
 	{
 		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-		echo "mode: $([[ $QUICK == 1 ]] && echo quick || echo full) (duration $DURATION, warmup $WARMUP per run)"
+		echo "mode: $([[ $QUICK == 1 ]] && echo quick || echo full) (duration $DURATION, warmup $WARMUP per run; each workload run $REPEAT time(s), medians compared)"
 		echo "cpus: $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 		echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
 		echo "kernel: $(uname -sr)"
