@@ -25,9 +25,10 @@
 # --repeat N (default 1): run each workload N times, alternating the
 # servers each time (ZooKeeper, Paddock, ZooKeeper, ...), and compare the
 # median runs (by throughput; by time for fanout), with the errors of all
-# runs. On a shared machine single runs move by ±20%; the median of 3 moves
-# much less. expiry and scale run once (expiry's goal is about every
-# session, and scale needs fresh servers). N=3 takes about twice as long.
+# runs. On a shared machine single runs move by ±20%; a median of 3 is not
+# at the mercy of one disturbed run. expiry and scale run once (expiry's
+# goal is about every session, and scale needs fresh servers). N=3 takes
+# about 40 minutes.
 #
 # Results: DIR/<config>/{zookeeper,paddock}/<workload>.json (paddock bench
 # --json), DIR/summary.{txt,md,json} (paddock bench compare), DIR/machine.txt,
