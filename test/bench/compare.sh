@@ -34,9 +34,12 @@
 # --json), DIR/summary.{txt,md,json} (paddock bench compare), DIR/machine.txt,
 # DIR/logs/. DIR defaults to /tmp/paddock-bench-<date>.
 #
-# Environment: ZK_HEAP (JVM -Xmx per ZooKeeper node, default 2g: 1M znodes
-# do not fit the oracle's usual 512m), PADDOCK_BIN (a paddock binary to
-# measure instead of building this tree), GO (go binary), JAVA (see zk.sh).
+# Environment: ZK_HEAP (JVM -Xmx per ZooKeeper node; default "default": no
+# -Xmx, the JVM sizes its heap itself, as Debian's zkServer.sh leaves it and
+# as Paddock runs with no memory cap; e.g. ZK_HEAP=2g caps it, which makes
+# ZooKeeper's RSS per znode smaller: 1M znodes do not fit the oracle's usual
+# 512m), PADDOCK_BIN (a paddock binary to measure instead of building this
+# tree), GO (go binary), JAVA (see zk.sh).
 #
 # On Debian as root it installs what it needs (apt-get install -y zookeeper);
 # elsewhere it needs java, /usr/share/java/zookeeper.jar and go.
@@ -47,7 +50,7 @@ cd "$REPO"
 PROG=${0##*/}
 ZKSH=$REPO/test/oracle/zk.sh
 GO=${GO:-go}
-export ZK_HEAP=${ZK_HEAP:-2g}
+export ZK_HEAP=${ZK_HEAP:-default}
 TICK_MS=2000
 
 QUICK=0
@@ -328,7 +331,11 @@ run_config() {
 		local n=$REPEAT
 		[[ $wl == expiry ]] && n=1
 		for ((REP = 1; REP <= n; REP++)); do
-			((n == 1)) && log "$name: $wl" || log "$name: $wl (run $REP of $n)"
+			if ((n == 1)); then
+				log "$name: $wl"
+			else
+				log "$name: $wl (run $REP of $n)"
+			fi
 			bench "$name" zookeeper "$ZK_SERVERS" "$zpid" "$wl"
 			bench "$name" paddock "$PD_SERVERS" "$ppid" "$wl"
 		done
@@ -357,7 +364,7 @@ machine() {
 		echo "os: $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release 2>/dev/null | tr -d '"')"
 		echo "disk: $(df -h "$OUT" | awk 'NR==2 {print $1}') ($(findmnt -no FSTYPE --target "$OUT" 2>/dev/null || echo '?'))"
 		echo "java: $(java -version 2>&1 | head -1)"
-		echo "zookeeper: $(java -cp /usr/share/java/zookeeper.jar org.apache.zookeeper.version.VersionInfoMain 2>/dev/null | head -1) (Debian package, -Xmx$ZK_HEAP)"
+		echo "zookeeper: $(java -cp /usr/share/java/zookeeper.jar org.apache.zookeeper.version.VersionInfoMain 2>/dev/null | head -1) (Debian package, $([[ $ZK_HEAP == default ]] && echo "JVM default heap, no -Xmx" || echo "-Xmx$ZK_HEAP"))"
 		echo "go: $("$GO" version)"
 		echo "paddock: $("$PADDOCK" version)"
 		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other processes share the CPUs)"

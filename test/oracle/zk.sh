@@ -18,7 +18,8 @@
 # Environment:
 #   ZK_TICK       tickTime in ms (default 2000)
 #   ZK_PORT       client port for `start` (default: a free one chosen by the kernel)
-#   ZK_HEAP       JVM -Xmx per node (default 512m)
+#   ZK_HEAP       JVM -Xmx per node (default 512m; "default": no -Xmx, the
+#                 JVM's own sizing, as Debian's zkServer.sh runs it)
 #   ZK_TIMEOUT    seconds to wait for the server(s) to serve (default 30)
 #   ZK_KEEP_DATA  if 1, keep DIR/data from a previous run (default: wiped)
 #   ZK_EXTRA_CFG  extra zoo.cfg lines, newline-separated, appended to every
@@ -146,6 +147,11 @@ write_cfg() {
 	} >"$dir/zoo.cfg"
 }
 
+# ZK_HEAP=default leaves the heap to the JVM's ergonomics (no -Xmx), as
+# Debian's zkServer.sh does.
+ZK_HEAP_FLAG=("-Xmx$ZK_HEAP")
+[[ $ZK_HEAP == default ]] && ZK_HEAP_FLAG=()
+
 # launch NODEDIR: start the JVM in the background in its own session.
 launch() {
 	local dir=$1
@@ -155,7 +161,7 @@ launch() {
 	# returns as soon as the server is up.
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	setsid nohup bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$dir/zk.pid" \
-		"$JAVA" "-Xmx$ZK_HEAP" -Dfile.encoding=UTF-8 \
+		"$JAVA" ${ZK_HEAP_FLAG[@]+"${ZK_HEAP_FLAG[@]}"} -Dfile.encoding=UTF-8 \
 		"-Dorg.slf4j.simpleLogger.logFile=$dir/zookeeper.log" \
 		-cp "$CLASSPATH" \
 		org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
