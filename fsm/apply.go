@@ -29,7 +29,7 @@ func (f *FSM) ApplyCommand(index, term uint64, cmd *Command) *Result {
 	if zxid > f.lastZxid {
 		f.lastZxid = zxid
 	}
-	r := &Result{Zxid: zxid}
+	r := &Result{Zxid: zxid, Term: term}
 	switch cmd.Type {
 	case CmdInit:
 		if len(f.secret) == 0 {

@@ -121,6 +121,9 @@ var codecPool = sync.Pool{New: func() any {
 type Result struct {
 	// Zxid is the log index the command was applied at.
 	Zxid int64
+	// Term is the Raft term of that log entry (for the leader's commit
+	// push; not sent to followers).
+	Term uint64 `msgpack:"-"`
 	// Err is the command's error: the failing op's code for a single op,
 	// ErrSessionExpired when the session is gone; OK for a multi, whose
 	// failure is reported per op.

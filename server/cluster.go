@@ -234,10 +234,10 @@ func (s *Server) leaderSyncPoint() (int64, error) {
 }
 
 // noteApplied publishes a new applied index (called from onApply).
-func (s *Server) noteApplied(zxid int64) {
+func (s *Server) noteApplied(zxid int64, term uint64) {
 	s.appliedMu.Lock()
 	if zxid > s.appliedIdx {
-		s.appliedIdx = zxid
+		s.appliedIdx, s.appliedTerm = zxid, term
 	}
 	close(s.appliedCh)
 	s.appliedCh = make(chan struct{})

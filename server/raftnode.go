@@ -21,6 +21,9 @@ const secretLen = 32
 type raftNode struct {
 	r      *raft.Raft
 	closer []io.Closer
+	// trans and id are what pushCommits needs to speak Raft to peers.
+	trans raft.Transport
+	id    raft.ServerID
 }
 
 // maxAppendEntries caps the entries Raft batches into one disk write and
@@ -94,10 +97,15 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 		}
 		logs, stable, snaps = cache, st, fss
 	}
-	var trans raft.Transport
+	var (
+		trans raft.Transport
+		ahead *commitAheadTransport
+	)
 	conf := raft.Configuration{}
 	if mux != nil {
-		trans = raft.NewNetworkTransport(raftStream{mux}, 3, 10*time.Second, io.Discard)
+		ahead = newCommitAheadTransport(raft.NewNetworkTransport(raftStream{mux}, 3, 10*time.Second, io.Discard))
+		trans = ahead
+		n.closer = append(n.closer, ahead) // Raft closes it too; both may
 		for _, p := range cfg.Peers {
 			suffrage := raft.Voter
 			if p.Observer {
@@ -126,7 +134,10 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 		n.close()
 		return nil, err
 	}
-	n.r = r
+	n.r, n.trans, n.id = r, trans, rc.LocalID
+	if ahead != nil {
+		ahead.raft.Store(r)
+	}
 	return n, nil
 }
 

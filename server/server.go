@@ -60,7 +60,9 @@ type Server struct {
 
 	appliedMu  sync.Mutex
 	appliedIdx int64
-	appliedCh  chan struct{}
+	// appliedTerm is the Raft term of the entry at appliedIdx.
+	appliedTerm uint64
+	appliedCh   chan struct{}
 	// commitNudge wakes pushCommits after each applied entry.
 	commitNudge chan struct{}
 }
@@ -307,7 +309,7 @@ func (s *Server) onApply(r *fsm.Result) {
 	if s.cfg.clustered() {
 		defer s.nudgeCommitPush() // after noteApplied (defers run last-first)
 	}
-	defer s.noteApplied(r.Zxid)
+	defer s.noteApplied(r.Zxid, r.Term)
 	for _, q := range r.QuotaWarnings {
 		s.log.Warn("quota exceeded", "path", q, "zxid", hexID(r.Zxid))
 	}

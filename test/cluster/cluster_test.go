@@ -114,6 +114,39 @@ func TestClusterFollowersLearnCommitsAtOnce(t *testing.T) {
 	}
 }
 
+// TestClusterCommitPushWritesNothing: the leader tells idle followers of a
+// commit with an AppendEntries that carries no entry, not with a no-op
+// entry that every node would have to write to disk first. When the watch
+// on a follower fires for a write at index Z, neither that follower nor
+// the leader has any entry after Z.
+func TestClusterCommitPushWritesNothing(t *testing.T) {
+	const commitTimer = 3 * time.Second
+	c := zktest.StartCluster(t, 3, zktest.WithRaftCommitTimeout(commitTimer))
+	leader := c.Leader()
+	follower := (leader + 1) % 3
+	writer, _ := connect(t, []string{c.Servers()[leader]})
+	watcher, _ := connect(t, []string{c.Servers()[follower]})
+	_, err := writer.Create("/p", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = watcher.Sync("/p")
+	require.NoError(t, err)
+	for i := range 3 {
+		_, _, ch, err := watcher.GetW("/p")
+		require.NoError(t, err)
+		st, err := writer.Set("/p", []byte{byte(i)}, -1)
+		require.NoError(t, err)
+		select {
+		case ev := <-ch:
+			require.Equal(t, zk.EventNodeDataChanged, ev.Type)
+		case <-time.After(commitTimer / 2):
+			t.Fatal("the watch on a follower fired only with the commit timer")
+		}
+		z := fmt.Sprint(st.Mzxid)
+		require.Equal(t, z, c.Node(follower).Server().RaftStats()["last_log_index"], "follower's log after the watch fired")
+		require.Equal(t, z, c.Node(leader).Server().RaftStats()["last_log_index"], "leader's log after the watch fired")
+	}
+}
+
 func TestClusterSurvivesLeaderLoss(t *testing.T) {
 	c := zktest.StartCluster(t, 3)
 	cl, ev := connect(t, c.Servers())
