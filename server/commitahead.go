@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,8 +41,9 @@ import (
 // them over, so "follows" means "is processed after".
 type commitAheadTransport struct {
 	*raft.NetworkTransport
-	out  chan raft.RPC
-	done chan struct{}
+	out       chan raft.RPC
+	done      chan struct{}
+	closeOnce sync.Once
 	// raft is set once Raft is running; its LastIndex covers entries on
 	// disk before this transport started and installed snapshots.
 	raft atomic.Pointer[raft.Raft]
@@ -76,11 +78,7 @@ func (c *commitAheadTransport) Consumer() <-chan raft.RPC { return c.out }
 
 // Close stops the reordering and closes the network transport.
 func (c *commitAheadTransport) Close() error {
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
+	c.closeOnce.Do(func() { close(c.done) })
 	return c.NetworkTransport.Close()
 }
 

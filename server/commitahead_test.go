@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"testing"
 	"time"
 
@@ -120,4 +121,13 @@ func TestCommitAheadStopsOnClose(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not stop on close")
 	}
+}
+
+func TestCommitAheadCloseTwice(t *testing.T) {
+	nt, err := raft.NewTCPTransport("127.0.0.1:0", nil, 1, time.Second, io.Discard)
+	require.NoError(t, err)
+	c := newCommitAheadTransport(nt)
+	require.NoError(t, c.Close()) // as Raft's Shutdown does
+	require.NoError(t, c.Close()) // and the node's closers after it
+	require.True(t, nt.IsShutdown())
 }
