@@ -16,6 +16,11 @@
 //     connected to; with a data dir it is then on disk on a quorum (fsync
 //     unless cfg.NoSync). Followers forward writes to the leader; sync makes
 //     the local node catch up with the last committed write.
+//   - A follower applies a committed entry as soon as the leader tells it,
+//     with no disk write of its own first (commitpush.go, commitahead.go):
+//     only entries it has stored, and only commit indexes Raft has checked
+//     against its log (previous entry's index and term) as it checks the
+//     leader's own messages.
 //   - Sessions are global; only the leader expires them; a new leader gives
 //     every session a fresh timeout.
 //   - Bad input gets an error code or a closed connection, never a panic;
