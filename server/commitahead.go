@@ -48,6 +48,10 @@ type commitAheadTransport struct {
 	// disk before this transport started and installed snapshots.
 	raft atomic.Pointer[raft.Raft]
 
+	// capCommit, if set (before Raft starts), caps the commit index of
+	// outgoing AppendEntries: leaderLog.commitCap.
+	capCommit func(commit uint64) uint64
+
 	// Owned by run.
 	passed    uint64 // the last entry of any AppendEntries passed on
 	committed uint64 // the highest commit index passed on
@@ -80,6 +84,45 @@ func (c *commitAheadTransport) Consumer() <-chan raft.RPC { return c.out }
 func (c *commitAheadTransport) Close() error {
 	c.closeOnce.Do(func() { close(c.done) })
 	return c.NetworkTransport.Close()
+}
+
+// AppendEntries sends an AppendEntries, its commit index capped.
+func (c *commitAheadTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	return c.NetworkTransport.AppendEntries(id, target, c.capRequest(args), resp)
+}
+
+// AppendEntriesPipeline returns a pipeline whose requests' commit indexes
+// are capped.
+func (c *commitAheadTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
+	p, err := c.NetworkTransport.AppendEntriesPipeline(id, target)
+	if err != nil || c.capCommit == nil {
+		return p, err
+	}
+	return cappedPipeline{p, c}, nil
+}
+
+// capRequest returns args, or a copy with a lower commit index: the
+// caller may share args (pushCommits sends one to every follower).
+func (c *commitAheadTransport) capRequest(args *raft.AppendEntriesRequest) *raft.AppendEntriesRequest {
+	if c.capCommit == nil {
+		return args
+	}
+	if commit := c.capCommit(args.LeaderCommitIndex); commit != args.LeaderCommitIndex {
+		capped := *args
+		capped.LeaderCommitIndex = commit
+		return &capped
+	}
+	return args
+}
+
+// cappedPipeline caps the commit index of each request it sends.
+type cappedPipeline struct {
+	raft.AppendPipeline
+	c *commitAheadTransport
+}
+
+func (p cappedPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	return p.AppendPipeline.AppendEntries(p.c.capRequest(args), resp)
 }
 
 // run passes the RPCs from in (the network transport's) on to Raft.

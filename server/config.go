@@ -94,6 +94,13 @@ type Config struct {
 	Stores *Stores
 	// NoSync disables fsync of the Raft log (faster, not durable on power loss).
 	NoSync bool
+	// SyncLeaderLog makes a cluster leader with a data dir store each
+	// batch of new entries before it replicates them (hashicorp/raft's
+	// order). By default the leader replicates while it writes, as
+	// ZooKeeper's does, and applies an entry only once its own copy is
+	// durable too (see leaderlog.go): the same guarantee, one fsync less
+	// per write on the critical path.
+	SyncLeaderLog bool
 	// LogStore picks the Raft log store of a data dir: LogStoreWAL
 	// (raft-wal), LogStoreBolt (raft-boltdb), or LogStoreAuto (the one the
 	// dir already holds; raft-wal for a new dir).

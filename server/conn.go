@@ -321,7 +321,7 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 	code, resp := p.code, p.resp
 	switch {
 	case p.future != nil:
-		err := p.future.Error()
+		res, err := resultOf(p.future)
 		if err != nil {
 			// The write's fate is unknown here (no leader, leader lost):
 			// close, so the client reconnects and sees ConnectionLoss, as
@@ -334,7 +334,7 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 			p.closeAfter = true
 		} else {
 			c.s.metrics.commit.Observe(time.Since(p.start).Seconds())
-			code, resp = p.finish(p.future.Response().(*fsm.Result))
+			code, resp = p.finish(res)
 		}
 	case p.deferFn != nil:
 		code, resp = p.deferFn()

@@ -114,11 +114,12 @@ func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
 			return resp
 		}
 		f := s.node.r.Apply(req.Cmd, DefaultProposeTimeout)
-		if err := f.Error(); err != nil {
+		r, err := resultOf(f)
+		if err != nil {
 			resp.Err = err.Error()
 			return resp
 		}
-		res := *f.Response().(*fsm.Result)
+		res := *r
 		res.Events = nil
 		if res.Session != 0 {
 			s.setOwner(res.Session, peer)

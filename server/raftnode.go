@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,10 +21,14 @@ const secretLen = 32
 // raftNode owns the Raft instance and its stores.
 type raftNode struct {
 	r      *raft.Raft
+	raft   atomic.Pointer[raft.Raft] // r, for leads before startRaft returns
 	closer []io.Closer
 	// trans and id are what pushCommits needs to speak Raft to peers.
 	trans raft.Transport
 	id    raft.ServerID
+	// log is the leader's parallel log store (nil unless clustered with an
+	// fsynced data dir and Config.SyncLeaderLog unset).
+	log *leaderLog
 }
 
 // maxAppendEntries caps the entries Raft batches into one disk write and
@@ -56,8 +61,9 @@ func standaloneRaftConfig(cfg *Config) *raft.Config {
 
 // startRaft creates the stores (in memory, or raft-boltdb and file
 // snapshots under cfg.DataDir), bootstraps a single-voter configuration on
-// first start, and starts Raft.
-func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
+// first start, and starts Raft. fail is called if the leader's log write
+// fails (leaderLog); the server must stop.
+func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fail func(error)) (*raftNode, error) {
 	rc := standaloneRaftConfig(cfg)
 	if cfg.clustered() {
 		clusterRaftConfig(rc, cfg)
@@ -68,6 +74,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 		stable raft.StableStore
 		snaps  raft.SnapshotStore
 	)
+	parallel := parallelLeaderLog(cfg)
 	switch {
 	case cfg.DataDir == "" && cfg.Stores != nil:
 		logs, stable, snaps = cfg.Stores.Logs, cfg.Stores.Stable, cfg.Stores.Snaps
@@ -88,6 +95,10 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 			n.close()
 			return nil, fmt.Errorf("open snapshot store: %w", err)
 		}
+		if parallel {
+			ls = n.parallelLog(ls, fail)
+			parallel = false
+		}
 		// Recent entries stay in memory for the leader to replicate
 		// without reading them back from disk.
 		cache, err := raft.NewLogCache(LogCacheSize, ls)
@@ -97,6 +108,9 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 		}
 		logs, stable, snaps = cache, st, fss
 	}
+	if parallel {
+		logs = n.parallelLog(logs, fail)
+	}
 	var (
 		trans raft.Transport
 		ahead *commitAheadTransport
@@ -104,6 +118,9 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 	conf := raft.Configuration{}
 	if mux != nil {
 		ahead = newCommitAheadTransport(raft.NewNetworkTransport(raftStream{mux}, 3, 10*time.Second, io.Discard))
+		if n.log != nil {
+			ahead.capCommit = n.log.commitCap
+		}
 		trans = ahead
 		n.closer = append(n.closer, ahead) // Raft closes it too; both may
 		for _, p := range cfg.Peers {
@@ -129,11 +146,16 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux) (*raftNode, error) {
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, f, logs, stable, snaps, trans)
+	var rfsm raft.FSM = f
+	if n.log != nil {
+		rfsm = &durableFSM{f: f, log: n.log}
+	}
+	r, err := raft.NewRaft(rc, rfsm, logs, stable, snaps, trans)
 	if err != nil {
 		n.close()
 		return nil, err
 	}
+	n.raft.Store(r)
 	n.r, n.trans, n.id = r, trans, rc.LocalID
 	if ahead != nil {
 		ahead.raft.Store(r)
@@ -149,7 +171,39 @@ func newSecret() []byte {
 	return secret
 }
 
+// parallelLeaderLog reports whether a leader writes its log in parallel
+// with replication (leaderLog): in a cluster unless SyncLeaderLog or
+// NoSync (no fsync, nothing to overlap) is set. In memory too, so that
+// every cluster test runs it.
+func parallelLeaderLog(cfg *Config) bool {
+	return cfg.clustered() && !cfg.NoSync && !cfg.SyncLeaderLog
+}
+
+// parallelLog wraps store in the node's leaderLog.
+func (n *raftNode) parallelLog(store raft.LogStore, fail func(error)) raft.LogStore {
+	n.log = newLeaderLog(store, n.leads, fail)
+	// Closed first: it writes to the store the other closers close.
+	n.closer = append([]io.Closer{n.log}, n.closer...)
+	return n.log
+}
+
+// leads reports whether this node is Raft's leader (false until Raft
+// runs).
+func (n *raftNode) leads() bool {
+	r := n.raft.Load()
+	return r != nil && r.State() == raft.Leader
+}
+
+// release lets the FSM give up waiting for the leader's log write: the
+// server is stopping, and nothing it still answers reaches a client.
+func (n *raftNode) release() {
+	if n.log != nil {
+		n.log.release()
+	}
+}
+
 func (n *raftNode) close() {
+	n.release()
 	if n.r != nil {
 		_ = n.r.Shutdown().Error()
 	}

@@ -65,6 +65,12 @@ type Server struct {
 	appliedCh   chan struct{}
 	// commitNudge wakes pushCommits after each applied entry.
 	commitNudge chan struct{}
+
+	// failed is closed, and failure set, when the server stops itself
+	// (fatal.go).
+	failed   chan struct{}
+	failOnce sync.Once
+	failure  error
 }
 
 // New starts a server: Raft, the fsm, and the client listener. It returns
@@ -76,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, fsm: fsm.New(), started: time.Now(),
 		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn),
 		readers: make(map[int64]map[*conn]struct{}), perIP: make(map[string]int),
-		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1)}
+		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1), failed: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout})
 	s.metrics = newMetrics(s)
@@ -87,7 +93,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	node, err := startRaft(&s.cfg, s.fsm, s.mux)
+	node, err := startRaft(&s.cfg, s.fsm, s.mux, s.fail)
 	if err != nil {
 		s.closeCluster()
 		return nil, err
@@ -129,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.wg.Add(1)
 	go s.acceptLoop(s.ln, nil)
+	go s.stopOnFailure()
 	return s, nil
 }
 
@@ -173,6 +180,9 @@ func (s *Server) closeCluster() {
 func (s *Server) shutdown() {
 	s.cancel()
 	s.closeCluster()
+	// No client or peer connection is left to answer, so the FSM may stop
+	// waiting for a leader log write (leaderLog) and let Raft shut down.
+	s.node.release()
 	s.wg.Wait()
 	s.node.close()
 }
@@ -343,11 +353,24 @@ func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
 
 // apply proposes cmd and waits for its result.
 func (s *Server) apply(cmd *fsm.Command) (*fsm.Result, error) {
-	f := s.propose(cmd)
+	return resultOf(s.propose(cmd))
+}
+
+// resultOf waits for an applied command's result. A future that succeeded
+// without a result carries an error instead: durableFSM's errLogReleased
+// for an entry the stopping server never applied.
+func resultOf(f raft.ApplyFuture) (*fsm.Result, error) {
 	if err := f.Error(); err != nil {
 		return nil, err
 	}
-	return f.Response().(*fsm.Result), nil
+	switch r := f.Response().(type) {
+	case *fsm.Result:
+		return r, nil
+	case error:
+		return nil, r
+	default:
+		return nil, fmt.Errorf("raft: unexpected apply response %T", r)
+	}
 }
 
 // errFuture is an ApplyFuture that failed before reaching Raft.

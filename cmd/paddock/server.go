@@ -60,6 +60,7 @@ func newServerCmd() *cobra.Command {
 	f.DurationVar(&cfg.TickTime, "tick", cfg.TickTime, "tick time: the session-expiry granularity")
 	f.IntVar(&cfg.MaxClientCnxns, "max-client-cnxns", cfg.MaxClientCnxns, "connections per client IP (0: unlimited)")
 	f.BoolVar(&cfg.NoSync, "no-sync", false, "do not fsync the Raft log (not durable on power loss)")
+	f.BoolVar(&cfg.SyncLeaderLog, "sync-leader-log", false, "cluster: the leader stores each batch before it replicates it, instead of while (slower; same durability)")
 	f.StringVar(&cfg.LogStore, "log-store", "", "Raft log store of a data dir: wal or bolt (default: what the dir holds, wal for a new one)")
 	f.IntVar(&gc.Percent, "gc-percent", gc.Percent, "Go heap headroom as a percentage of the live heap, once above --gc-min-headroom (GOGC in the environment overrides both)")
 	f.Uint64Var(&gcHeadroomMiB, "gc-min-headroom", gcHeadroomMiB, "garbage in MiB the Go heap may gather between collections, at least")
@@ -98,6 +99,7 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 	set("tick", func() { dst.TickTime = flags.TickTime })
 	set("max-client-cnxns", func() { dst.MaxClientCnxns = flags.MaxClientCnxns })
 	set("no-sync", func() { dst.NoSync = flags.NoSync })
+	set("sync-leader-log", func() { dst.SyncLeaderLog = flags.SyncLeaderLog })
 	set("log-store", func() { dst.LogStore = flags.LogStore })
 	set("admin-addr", func() { dst.AdminAddr = flags.AdminAddr })
 	set("metrics-addr", func() { dst.MetricsAddr = flags.MetricsAddr })
@@ -186,7 +188,11 @@ func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go server.TuneGC(ctx, gc)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-srv.Failed():
+		return fmt.Errorf("server stopped: %w", srv.Err())
+	}
 	log.Info("shutting down")
 	done := make(chan error, 1)
 	go func() { done <- srv.Close() }()

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// startHeldCluster starts a 3-node cluster on loopback whose in-memory log
+// stores can hold writes.
+func startHeldCluster(t *testing.T) ([]*Server, []*heldStore) {
+	t.Helper()
+	const n = 3
+	var peers []Peer
+	lns := make([]net.Listener, n)
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns[i] = ln
+		peers = append(peers, Peer{ID: strconv.Itoa(i + 1), Addr: ln.Addr().String()})
+	}
+	stores := make([]*heldStore, n)
+	servers := make([]*Server, n)
+	errs := make(chan error, n)
+	for i := range servers {
+		stores[i] = newHeldStore()
+		mem := NewMemoryStores()
+		mem.Logs = stores[i]
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		cfg := DefaultConfig()
+		cfg.ID, cfg.Peers, cfg.Stores, cfg.Listener, cfg.ClusterListener = peers[i].ID, peers, mem, ln, lns[i]
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Raft = RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
+			LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
+		go func() {
+			var err error
+			servers[i], err = New(cfg)
+			errs <- err
+		}()
+	}
+	for range servers {
+		require.NoError(t, <-errs)
+	}
+	t.Cleanup(func() {
+		for i, s := range servers {
+			stores[i].hold.Store(false)
+			select { // a writer still held
+			case stores[i].release <- nil:
+			case <-time.After(10 * time.Millisecond):
+			}
+			_ = s.Close()
+		}
+	})
+	return servers, stores
+}
+
+func clusterLeader(t *testing.T, servers []*Server) int {
+	t.Helper()
+	var leader int
+	require.Eventually(t, func() bool {
+		for i, s := range servers {
+			if s.isLeader() {
+				leader = i
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond, "no leader")
+	return leader
+}
+
+// TestClusterLeaderReplicatesWhileItWrites holds the leader's log write
+// of a create: the followers store the entry meanwhile (with Raft's order
+// they could not: the leader writes first), and no node applies it, nor
+// does the create return, until the leader's copy is durable.
+func TestClusterLeaderReplicatesWhileItWrites(t *testing.T) {
+	servers, stores := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	before := make([]uint64, len(stores))
+	for i, st := range stores {
+		before[i], _ = st.LastIndex()
+	}
+
+	stores[l].hold.Store(true)
+	created := make(chan error, 1)
+	go func() {
+		res, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
+			Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/held", ACL: wire.OpenACLUnsafe}}})
+		if err == nil && res.Err != wire.OK {
+			err = res.Err
+		}
+		created <- err
+	}()
+
+	for i, st := range stores {
+		if i == l {
+			continue
+		}
+		require.Eventually(t, func() bool {
+			last, _ := st.LastIndex()
+			return last > before[i]
+		}, 10*time.Second, time.Millisecond, "follower %d did not store the entry while the leader wrote it", i)
+	}
+	visible := func() bool {
+		for _, s := range servers {
+			if _, ok := s.FSM().Exists("/held"); ok {
+				return true
+			}
+		}
+		return len(created) > 0
+	}
+	// Followers stored it and Raft counts the leader: it is committed.
+	// Over many commit timers, nothing may show it yet.
+	require.Never(t, visible, 300*time.Millisecond, 5*time.Millisecond,
+		"an entry was applied before the leader's copy was durable")
+
+	stores[l].hold.Store(false)
+	stores[l].release <- nil
+	select {
+	case err := <-created:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create did not return after the leader's write")
+	}
+	for i, s := range servers {
+		require.Eventually(t, func() bool { _, ok := s.FSM().Exists("/held"); return ok },
+			10*time.Second, time.Millisecond, "node %d never applied the create", i)
+	}
+}
+
+// TestClusterSyncLeaderLogWritesFirst checks the switch: with
+// SyncLeaderLog the leader has no leaderLog.
+func TestClusterSyncLeaderLogWritesFirst(t *testing.T) {
+	cfg := Config{ID: "1", Peers: []Peer{{ID: "1", Addr: "127.0.0.1:1"}, {ID: "2", Addr: "127.0.0.1:2"}}}
+	require.True(t, cfg.clustered())
+	cfg.SyncLeaderLog = true
+	require.False(t, parallelLeaderLog(&cfg))
+	cfg.SyncLeaderLog = false
+	require.True(t, parallelLeaderLog(&cfg))
+	cfg.NoSync = true
+	require.False(t, parallelLeaderLog(&cfg), "nothing to overlap without fsync")
+}
