@@ -21,6 +21,11 @@
 //     only entries it has stored, and only commit indexes Raft has checked
 //     against its log (previous entry's index and term) as it checks the
 //     leader's own messages.
+//   - A cluster leader writes its log while Raft replicates it (leaderlog.go;
+//     cfg.SyncLeaderLog for Raft's order), and no node applies an entry
+//     before the leader's copy is durable: the leader's FSM waits for it,
+//     and the commit index sent to followers stops short of it. If that
+//     write fails the server stops itself (Failed, Err).
 //   - Sessions are global; only the leader expires them; a new leader gives
 //     every session a fresh timeout.
 //   - Bad input gets an error code or a closed connection, never a panic;

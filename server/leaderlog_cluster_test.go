@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -147,4 +148,44 @@ func TestClusterSyncLeaderLogWritesFirst(t *testing.T) {
 	require.True(t, parallelLeaderLog(&cfg))
 	cfg.NoSync = true
 	require.False(t, parallelLeaderLog(&cfg), "nothing to overlap without fsync")
+}
+
+// TestClusterLeaderWriteFailureStopsTheServer fails the leader's log
+// write: the write is not acknowledged, and the leader stops itself with
+// the error instead of serving on.
+func TestClusterLeaderWriteFailureStopsTheServer(t *testing.T) {
+	servers, stores := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	stores[l].hold.Store(true)
+	created := make(chan error, 1)
+	go func() {
+		_, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
+			Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/lost", ACL: wire.OpenACLUnsafe}}})
+		created <- err
+	}()
+	boom := errors.New("disk on fire")
+	select {
+	case stores[l].release <- boom:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader never wrote the create")
+	}
+	select {
+	case <-servers[l].Failed():
+		require.ErrorIs(t, servers[l].Err(), boom)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader did not stop after its log write failed")
+	}
+	select {
+	case err := <-created:
+		require.Error(t, err, "a write the leader could not store was acknowledged")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create never returned")
+	}
+	_, ok := servers[l].FSM().Exists("/lost")
+	require.False(t, ok, "the failed leader applied the entry it could not store")
+	for i, s := range servers {
+		if i != l {
+			require.NoError(t, s.Err(), "node %d has not failed", i)
+		}
+	}
 }

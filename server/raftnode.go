@@ -26,8 +26,8 @@ type raftNode struct {
 	// trans and id are what pushCommits needs to speak Raft to peers.
 	trans raft.Transport
 	id    raft.ServerID
-	// log is the leader's parallel log store (nil unless clustered with an
-	// fsynced data dir and Config.SyncLeaderLog unset).
+	// log is the leader's parallel log store (nil unless
+	// parallelLeaderLog).
 	log *leaderLog
 }
 
