@@ -39,7 +39,10 @@
 # as Paddock runs with no memory cap; e.g. ZK_HEAP=2g caps it, which makes
 # ZooKeeper's RSS per znode smaller: 1M znodes do not fit the oracle's usual
 # 512m), PADDOCK_BIN (a paddock binary to measure instead of building this
-# tree), GO (go binary), JAVA (see zk.sh).
+# tree), GO (go binary), JAVA (see zk.sh), KEEP_DATA=1 (keep the servers'
+# data dirs under DIR/servers; by default each configuration's ZooKeeper
+# version-2 and Paddock wal/snapshots dirs are deleted once its servers
+# stop: a full run with 1M znodes leaves about 4 GB otherwise).
 #
 # On Debian as root it installs what it needs (apt-get install -y zookeeper);
 # elsewhere it needs java, /usr/share/java/zookeeper.jar and go.
@@ -51,6 +54,7 @@ PROG=${0##*/}
 ZKSH=$REPO/test/oracle/zk.sh
 GO=${GO:-go}
 export ZK_HEAP=${ZK_HEAP:-default}
+KEEP_DATA=${KEEP_DATA:-0}
 TICK_MS=2000
 
 QUICK=0
@@ -313,6 +317,13 @@ prewarm() {
 	bench - paddock "$PD_SERVERS" 0 write,read --clients 16 --duration "$PREWARM" --warmup 0 --quiet
 }
 
+# drop_data DIR: delete the stopped servers' data under DIR (not their logs)
+# unless KEEP_DATA=1.
+drop_data() {
+	[[ $KEEP_DATA == 1 ]] && return
+	find "$1" -type d \( -name version-2 -o -name wal -o -name snapshots \) -prune -exec rm -rf {} +
+}
+
 # run_config NAME NODES SYNC
 run_config() {
 	local name=$1 nodes=$2 sync=$3 wl
@@ -343,6 +354,7 @@ run_config() {
 	done
 	stop_zk
 	stop_paddock
+	drop_data "$sdir"
 	if [[ $name == standalone-fsync ]] && has "$WORKLOADS" scale; then
 		log "== $name: scale ($ZNODES znodes) on fresh servers"
 		start_zk "$sdir/zookeeper-scale" 1 "$sync"
@@ -351,6 +363,7 @@ run_config() {
 		bench "$name" paddock "$PD_SERVERS" "$PD_PID" scale --keep
 		stop_zk
 		stop_paddock
+		drop_data "$sdir"
 	fi
 }
 
