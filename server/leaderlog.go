@@ -251,14 +251,7 @@ func (l *leaderLog) FirstIndex() (uint64, error) {
 	if err != nil || first != 0 {
 		return first, err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, q := range [2][]*raft.Log{l.writing, l.pending} {
-		if len(q) > 0 {
-			return q[0].Index, nil
-		}
-	}
-	return 0, nil
+	return l.unsynced.Load(), nil
 }
 
 // LastIndex counts the queued entries.

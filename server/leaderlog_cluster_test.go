@@ -137,9 +137,9 @@ func TestClusterLeaderReplicatesWhileItWrites(t *testing.T) {
 	}
 }
 
-// TestClusterSyncLeaderLogWritesFirst checks the switch: with
-// SyncLeaderLog the leader has no leaderLog.
-func TestClusterSyncLeaderLogWritesFirst(t *testing.T) {
+// TestParallelLeaderLogSwitch checks when a node gets a leaderLog: in a
+// cluster, unless SyncLeaderLog or NoSync.
+func TestParallelLeaderLogSwitch(t *testing.T) {
 	cfg := Config{ID: "1", Peers: []Peer{{ID: "1", Addr: "127.0.0.1:1"}, {ID: "2", Addr: "127.0.0.1:2"}}}
 	require.True(t, cfg.clustered())
 	cfg.SyncLeaderLog = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/fsm"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -117,7 +118,7 @@ func TestLeaderLogQueuesWhileLeading(t *testing.T) {
 	lt := newLeaderLogTest(t)
 	l := lt.log
 	lt.store.hold.Store(true)
-	within(t, "a leader's StoreLogs", func() { require.NoError(t, l.StoreLogs(entries(1, 3))) })
+	within(t, "a leader's StoreLogs", func() { assert.NoError(t, l.StoreLogs(entries(1, 3))) })
 
 	var got raft.Log
 	require.NoError(t, l.GetLog(2, &got), "queued entries are readable")
@@ -130,7 +131,7 @@ func TestLeaderLogQueuesWhileLeading(t *testing.T) {
 	require.Equal(t, uint64(1), first)
 	require.Equal(t, uint64(0), l.commitCap(3), "nothing is durable: no commit may be sent")
 
-	waited := notYet(t, "waitDurable(3)", func() { require.NoError(t, l.waitDurable(3)) })
+	waited := notYet(t, "waitDurable(3)", func() { assert.NoError(t, l.waitDurable(3)) })
 	lt.store.release <- nil
 	waitClosed(t, "waitDurable(3)", waited)
 	require.Equal(t, uint64(3), l.commitCap(3))
@@ -143,7 +144,7 @@ func TestLeaderLogQueuesWhileLeading(t *testing.T) {
 func (lt *leaderLogTest) durableThenQueued(t *testing.T) *leaderLog {
 	l := lt.log
 	require.NoError(t, l.StoreLogs(entries(1, 4)))
-	within(t, "waitDurable(4)", func() { require.NoError(t, l.waitDurable(4)) })
+	within(t, "waitDurable(4)", func() { assert.NoError(t, l.waitDurable(4)) })
 	lt.store.hold.Store(true)
 	require.NoError(t, l.StoreLogs(entries(5, 6)))
 	return l
@@ -157,7 +158,7 @@ func TestLeaderLogCapsCommitAtTheQueue(t *testing.T) {
 	require.True(t, l.durable(4))
 	require.False(t, l.durable(5))
 	lt.store.release <- nil
-	within(t, "waitDurable(6)", func() { require.NoError(t, l.waitDurable(6)) })
+	within(t, "waitDurable(6)", func() { assert.NoError(t, l.waitDurable(6)) })
 	require.Equal(t, uint64(6), l.commitCap(6))
 }
 
@@ -167,7 +168,7 @@ func TestLeaderLogFollowerStoresAfterTheQueue(t *testing.T) {
 	lt.store.hold.Store(true)
 	require.NoError(t, l.StoreLogs(entries(1, 2)))
 	lt.leader.Store(false) // stepped down with entries 1-2 still queued
-	stored := notYet(t, "a follower's StoreLogs", func() { require.NoError(t, l.StoreLogs(entries(3, 3))) })
+	stored := notYet(t, "a follower's StoreLogs", func() { assert.NoError(t, l.StoreLogs(entries(3, 3))) })
 	lt.store.hold.Store(false)
 	lt.store.release <- nil
 	waitClosed(t, "a follower's StoreLogs", stored)
@@ -179,13 +180,13 @@ func TestLeaderLogDeleteRangeWaitsOnlyForTheQueue(t *testing.T) {
 	lt := newLeaderLogTest(t)
 	l := lt.durableThenQueued(t)
 
-	within(t, "compaction below the queue", func() { require.NoError(t, l.DeleteRange(1, 2)) })
+	within(t, "compaction below the queue", func() { assert.NoError(t, l.DeleteRange(1, 2)) })
 	first, err := l.FirstIndex()
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), first)
 
 	lt.leader.Store(false)
-	truncated := notYet(t, "truncating queued entries", func() { require.NoError(t, l.DeleteRange(5, 6)) })
+	truncated := notYet(t, "truncating queued entries", func() { assert.NoError(t, l.DeleteRange(5, 6)) })
 	lt.store.release <- nil
 	waitClosed(t, "truncating queued entries", truncated)
 	last, err := l.LastIndex()
@@ -213,7 +214,7 @@ func TestLeaderLogWriteFailureStopsEverything(t *testing.T) {
 	require.ErrorIs(t, l.DeleteRange(2, 2), boom, "nor truncates over the failed write")
 	require.Equal(t, uint64(0), l.commitCap(2), "the failed entries are never sent as committed")
 
-	waited := notYet(t, "waitDurable(1)", func() { require.ErrorIs(t, l.waitDurable(1), errLogReleased) })
+	waited := notYet(t, "waitDurable(1)", func() { assert.ErrorIs(t, l.waitDurable(1), errLogReleased) })
 	l.release()
 	waitClosed(t, "waitDurable(1)", waited)
 	require.ErrorIs(t, l.Close(), boom)
@@ -255,7 +256,7 @@ func TestDurableFSMGivesUpOnRelease(t *testing.T) {
 	f := fsm.New()
 	d := &durableFSM{f: f, log: lt.log}
 	require.NoError(t, lt.log.StoreLogs([]*raft.Log{initEntry(1)}))
-	within(t, "waitDurable(1)", func() { require.NoError(t, lt.log.waitDurable(1)) })
+	within(t, "waitDurable(1)", func() { assert.NoError(t, lt.log.waitDurable(1)) })
 	lt.store.hold.Store(true)
 	require.NoError(t, lt.log.StoreLogs([]*raft.Log{initEntry(2)}))
 
