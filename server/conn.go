@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -49,8 +50,13 @@ type conn struct {
 	deferredReads atomic.Int32
 	readsDone     chan struct{}
 
-	outMu     sync.Mutex
-	out       []byte
+	outMu sync.Mutex
+	out   []byte
+	// wmu is held while writing to the socket: by the writer goroutine
+	// (flush) or by a notifier goroutine (tryFlush, see notifier.go).
+	wmu sync.Mutex
+	// raw writes notifications without blocking; nil for TLS.
+	raw       syscall.RawConn
 	outSignal chan struct{}
 	// spare is the buffer of the last flush, kept for the next replies
 	// (when at most maxSpareOut bytes) so that a busy connection appends
@@ -133,13 +139,24 @@ func (c *conn) Notify(ev wire.WatcherEvent, zxid int64) {
 	(&wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}).Encode(&e)
 	ev.Encode(&e)
 	e.EndFrame(start)
-	c.enqueue(e.Bytes())
+	if c.queue(e.Bytes()) {
+		c.s.notifier.add(c)
+	}
 	c.stats.notifications.Add(1)
 }
 
-// enqueue appends an encoded frame to the outbound buffer. A client that
-// lets more than MaxOutboundBytes pile up is disconnected.
+// enqueue appends an encoded frame to the outbound buffer and wakes the
+// writer goroutine.
 func (c *conn) enqueue(frame []byte) {
+	if c.queue(frame) {
+		c.signal()
+	}
+}
+
+// queue appends an encoded frame to the outbound buffer. A client that
+// lets more than MaxOutboundBytes pile up is disconnected (and queue
+// reports false).
+func (c *conn) queue(frame []byte) bool {
 	c.outMu.Lock()
 	over := len(c.out)+len(frame) > c.s.cfg.MaxOutboundBytes
 	if !over {
@@ -154,8 +171,13 @@ func (c *conn) enqueue(frame []byte) {
 			"max_outbound_bytes", c.s.cfg.MaxOutboundBytes)
 		c.s.stats.slowConsumers.Add(1)
 		go c.close()
-		return
+		return false
 	}
+	return true
+}
+
+// signal wakes the writer goroutine.
+func (c *conn) signal() {
 	select {
 	case c.outSignal <- struct{}{}:
 	default:
@@ -165,6 +187,8 @@ func (c *conn) enqueue(frame []byte) {
 // flush writes everything queued to the socket.
 func (c *conn) flush() error {
 	c.s.gate.wait(c.done)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.outMu.Lock()
 	buf := c.out
 	c.out = nil
@@ -174,12 +198,17 @@ func (c *conn) flush() error {
 	}
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 	_, err := c.nc.Write(buf)
+	c.keepSpare(buf)
+	return err
+}
+
+// keepSpare keeps a written buffer for the next frames (see conn.spare).
+func (c *conn) keepSpare(buf []byte) {
 	if cap(buf) <= maxSpareOut {
 		c.outMu.Lock()
 		c.spare = buf[:0]
 		c.outMu.Unlock()
 	}
-	return err
 }
 
 // close tears the connection down; the session lives on until it expires
@@ -215,6 +244,7 @@ func (c *conn) serve() {
 	if !c.tlsHandshake() {
 		return
 	}
+	c.raw = rawConnOf(c.nc)
 	br := bufio.NewReaderSize(c.nc, connReadBuffer)
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	if word, ok := c.peekFourLetterWord(br); ok {

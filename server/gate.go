@@ -26,6 +26,13 @@ func (g *gate) resume() {
 	}
 }
 
+// closed reports whether the gate is closed now.
+func (g *gate) closed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ch != nil
+}
+
 // wait blocks while the gate is closed, or until done is closed.
 func (g *gate) wait(done <-chan struct{}) {
 	g.mu.Lock()

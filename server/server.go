@@ -50,6 +50,7 @@ type Server struct {
 	metrics          *metrics
 	http             []*http.Server
 	gate             gate
+	notifier         *notifier
 
 	// Cluster plumbing (nil when standalone).
 	self    Peer
@@ -84,6 +85,14 @@ func New(cfg Config) (*Server, error) {
 		readers: make(map[int64]map[*conn]struct{}), perIP: make(map[string]int),
 		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1), failed: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.notifier = newNotifier(s.ctx.Done())
+	for range notifyWriters {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.notifier.run()
+		}()
+	}
 	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout})
 	s.metrics = newMetrics(s)
 	s.tracker = session.NewTracker(cfg.TickTime, cfg.Clock)

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tcpPair returns both ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (server, client *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		assert.NoError(t, err)
+		accepted <- c
+	}()
+	cc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	sc := <-accepted
+	require.NotNil(t, sc)
+	t.Cleanup(func() {
+		_ = sc.Close()
+		_ = cc.Close()
+	})
+	return sc.(*net.TCPConn), cc.(*net.TCPConn)
+}
+
+// notifyConn is a connection of a bare server, set up as serve does, with
+// no reader or writer goroutine running.
+func notifyConn(t *testing.T) (*conn, *net.TCPConn) {
+	t.Helper()
+	s := &Server{cfg: DefaultConfig()}
+	sc, cc := tcpPair(t)
+	c := newConn(s, sc, "127.0.0.1")
+	c.raw = rawConnOf(sc)
+	require.NotNil(t, c.raw)
+	return c, cc
+}
+
+func signalled(c *conn) bool {
+	select {
+	case <-c.outSignal:
+		return true
+	default:
+		return false
+	}
+}
+
+func readN(t *testing.T, cc net.Conn, n int) []byte {
+	t.Helper()
+	require.NoError(t, cc.SetReadDeadline(time.Now().Add(10*time.Second)))
+	buf := make([]byte, n)
+	_, err := io.ReadFull(cc, buf)
+	require.NoError(t, err)
+	return buf
+}
+
+func TestTryFlushWritesWithoutTheWriter(t *testing.T) {
+	c, cc := notifyConn(t)
+	require.True(t, c.queue([]byte("first ")))
+	require.True(t, c.queue([]byte("second")))
+	c.tryFlush()
+	assert.Equal(t, "first second", string(readN(t, cc, 12)))
+	assert.False(t, signalled(c), "the writer goroutine was woken")
+	assert.Empty(t, c.out)
+}
+
+// An idle connection's last write deadline has long passed; Go refuses any
+// write then, raw ones included, unless the deadline is cleared.
+func TestTryFlushAfterTheWriteDeadlinePassed(t *testing.T) {
+	c, cc := notifyConn(t)
+	require.NoError(t, c.nc.SetWriteDeadline(time.Now().Add(-time.Second)))
+	require.True(t, c.queue([]byte("late")))
+	c.tryFlush()
+	assert.Equal(t, "late", string(readN(t, cc, 4)))
+	assert.False(t, signalled(c))
+}
+
+func TestTryFlushLeavesABusyConnectionToItsWriter(t *testing.T) {
+	c, _ := notifyConn(t)
+	c.wmu.Lock() // the writer goroutine is writing
+	require.True(t, c.queue([]byte("event")))
+	c.tryFlush()
+	c.wmu.Unlock()
+	assert.True(t, signalled(c), "the writer goroutine was not woken")
+	assert.Equal(t, "event", string(c.out))
+}
+
+func TestTryFlushWritesNothingWhileClientsArePaused(t *testing.T) {
+	c, _ := notifyConn(t)
+	c.s.gate.pause()
+	require.True(t, c.queue([]byte("event")))
+	c.tryFlush()
+	assert.True(t, signalled(c))
+	assert.Equal(t, "event", string(c.out))
+}
+
+func TestTryFlushWithoutARawConnection(t *testing.T) {
+	c, _ := notifyConn(t)
+	c.raw = nil // TLS
+	require.True(t, c.queue([]byte("event")))
+	c.tryFlush()
+	assert.True(t, signalled(c))
+	assert.Equal(t, "event", string(c.out))
+}
+
+// A socket that takes only part of the buffer: the rest goes back in front
+// of anything queued since, and the writer sends it all in order.
+func TestTryFlushPartialWriteKeepsTheOrder(t *testing.T) {
+	c, cc := notifyConn(t)
+	require.NoError(t, c.nc.(*net.TCPConn).SetWriteBuffer(4<<10))
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: more than the socket buffers hold
+	c.s.cfg.MaxOutboundBytes = 2 * len(big)
+	require.True(t, c.queue(big))
+	c.tryFlush()
+	require.True(t, signalled(c), "a partial write must wake the writer")
+	require.NotEmpty(t, c.out, "the socket took 1 MiB at once")
+	require.Less(t, len(c.out), len(big)+1)
+	require.True(t, c.queue([]byte("tail")))
+
+	got := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, len(big)+4)
+		_ = cc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.ReadFull(cc, buf)
+		assert.NoError(t, err)
+		got <- buf
+	}()
+	require.NoError(t, c.flush())
+	want := append(append([]byte{}, big...), "tail"...)
+	assert.True(t, bytes.Equal(want, <-got), "bytes out of order")
+}
+
+func TestUnshiftPutsTheRestFirst(t *testing.T) {
+	c, _ := notifyConn(t)
+	require.True(t, c.queue([]byte("queued meanwhile")))
+	c.unshift([]byte("rest, "))
+	assert.Equal(t, "rest, queued meanwhile", string(c.out))
+}
+
+func TestNotifierWritesEveryQueuedConnection(t *testing.T) {
+	done := make(chan struct{})
+	n := newNotifier(done)
+	var mu sync.Mutex
+	written := map[*conn]int{}
+	n.writer = func(c *conn) {
+		mu.Lock()
+		written[c]++
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for range notifyWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.run()
+		}()
+	}
+	conns := make([]*conn, 3000)
+	for i := range conns {
+		conns[i] = &conn{}
+		n.add(conns[i])
+	}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(written) == len(conns)
+	}, 10*time.Second, time.Millisecond)
+	close(done)
+	wg.Wait()
+	for _, c := range conns {
+		assert.Equal(t, 1, written[c])
+	}
+}
