@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -32,6 +33,9 @@ type dialOpts struct {
 	timeout time.Duration
 	bufSize int
 	dialer  zk.Dialer
+	// onEvent, when set, gets client i's events on its receive goroutine
+	// (go-zookeeper's event callback); it must not block.
+	onEvent func(i int, ev zk.Event)
 }
 
 // dial connects client i to Servers[i%len(Servers)] and waits for its
@@ -47,9 +51,13 @@ func dial(ctx context.Context, servers []string, i int, o dialOpts) (*zk.Conn, e
 		o.dialer = net.DialTimeout
 	}
 	server := servers[i%len(servers)]
+	onEvent := func(zk.Event) {}
+	if o.onEvent != nil {
+		onEvent = func(ev zk.Event) { o.onEvent(i, ev) }
+	}
 	conn, events, err := zk.Connect([]string{server}, o.timeout,
 		zk.WithLogger(nopLogger{}), zk.WithLogInfo(false), zk.WithDialer(o.dialer),
-		zk.WithMaxBufferSize(o.bufSize), zk.WithMaxConnBufferSize(o.bufSize))
+		zk.WithMaxBufferSize(o.bufSize), zk.WithMaxConnBufferSize(o.bufSize), zk.WithEventCallback(onEvent))
 	if err != nil {
 		return nil, err
 	}
@@ -349,4 +357,23 @@ func (c *cutConn) Read(p []byte) (int, error) {
 		o.mu.Unlock()
 	}
 	return n, err
+}
+
+// bufferedConn reads a connection through a buffer, so that a client
+// reads a small message (length prefix and body) in one system call
+// instead of two.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// bufferedDial is a zk.Dialer whose connections read through a 4 KiB buffer.
+func bufferedDial(network, address string, timeout time.Duration) (net.Conn, error) {
+	nc, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &bufferedConn{Conn: nc, r: bufio.NewReaderSize(nc, 4<<10)}, nil
 }

@@ -25,6 +25,9 @@ const (
 // (at least 3) or Ops rounds, after one warm-up round.
 func (r *runner) fanout(ctx context.Context, n int) []Result {
 	res := r.newResult(Fanout, "notify", "watchers", n)
+	if n <= 0 {
+		return []Result{r.failed(res, fmt.Errorf("fanout needs at least one watcher"))}
+	}
 	setter, err := dial(ctx, r.cfg.Servers, 0, dialOpts{})
 	if err != nil {
 		return []Result{r.failed(res, err)}
@@ -41,6 +44,14 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 		return []Result{r.failed(res, err)}
 	}
 
+	// Arrivals are stamped and counted in go-zookeeper's event callback,
+	// on the connection's receive goroutine: the moment the client library
+	// has the decoded notification. No goroutine is woken per notification
+	// during a round (a watcher goroutine reads its watch channel only once
+	// the round is over), so the load generator spends as little CPU as
+	// this client allows while the servers deliver.
+	recv := make([]atomic.Int64, n) // UnixNano of each watcher's latest notification
+	var arrivals fanoutRound
 	var connected counter
 	b := r.prog.Start(fmt.Sprintf("%s (connecting)", res.Key()),
 		func() float64 { return float64(connected.load()) / float64(n) },
@@ -49,7 +60,18 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 	// A long session timeout keeps 10,000 sessions' pings (one per third
 	// of the timeout) from becoming a workload of their own.
 	watchers, err := dialAll(ctx, r.cfg.Servers, n,
-		dialOpts{timeout: observerTimeout, bufSize: max(16<<10, 2*r.cfg.ValueSize+4096)},
+		dialOpts{timeout: observerTimeout, bufSize: max(16<<10, 2*r.cfg.ValueSize+4096), dialer: bufferedDial,
+			onEvent: func(i int, ev zk.Event) {
+				if ev.Path != node || ev.Type == zk.EventNotWatching {
+					return
+				}
+				recv[i].Store(time.Now().UnixNano())
+				if ev.Type != zk.EventNodeDataChanged {
+					arrivals.fail(fmt.Errorf("watcher got %v, not NodeDataChanged", ev.Type))
+					return
+				}
+				arrivals.arrived()
+			}},
 		func() { connected.add(1) })
 	connectSecs := time.Since(t0).Seconds()
 	if b != nil {
@@ -68,14 +90,12 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 	gate0 := make(chan struct{})
 	gate.Store(&gate0)
 	armed := make(chan error, n)
-	notified := make(chan error, n)
-	recv := make([]atomic.Int64, n) // UnixNano of each watcher's latest notification
 	var wg sync.WaitGroup
 	defer func() {
 		close(stop)
 		wg.Wait()
 	}()
-	for i, c := range watchers {
+	for _, c := range watchers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -85,25 +105,19 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 				return
 			}
 			for {
+				roundOver := *gate.Load() // this round's: it closes only after our notification
 				_, _, ch, err := c.GetW(node)
 				armed <- err
 				if err != nil {
 					return
 				}
 				select {
-				case ev := <-ch:
-					recv[i].Store(time.Now().UnixNano())
-					if ev.Type != zk.EventNodeDataChanged {
-						notified <- fmt.Errorf("watcher got %v (%v), not NodeDataChanged", ev.Type, ev.Err)
-						return
-					}
-					roundOver := *gate.Load()
-					notified <- nil
-					select {
-					case <-roundOver:
-					case <-stop:
-						return
-					}
+				case <-roundOver:
+				case <-stop:
+					return
+				}
+				select {
+				case <-ch: // delivered during the round (the callback checked it)
 				case <-stop:
 					return
 				}
@@ -128,6 +142,19 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 		}
 		return nil
 	}
+	// deliver waits for the round's n arrivals.
+	deliver := func(done <-chan error) error {
+		timer := time.NewTimer(fanoutRoundTimeout)
+		defer timer.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-timer.C:
+			return fmt.Errorf("notifications: %d of %d within %v", n-arrivals.left(), n, fanoutRoundTimeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 
 	last, first := &Histogram{}, &Histogram{}
 	var rounds counter
@@ -151,12 +178,13 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 			errs.add(err)
 			break
 		}
+		done := arrivals.start(n)
 		t0 := time.Now()
 		if _, err := setter.Set(node, val, -1); err != nil {
 			errs.add(err)
 			break
 		}
-		if err := collect(notified, "notifications"); err != nil {
+		if err := deliver(done); err != nil {
 			errs.add(err)
 			break
 		}
@@ -204,4 +232,45 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 	errs.fill(&res)
 	r.finish(b, &res)
 	return []Result{res}
+}
+
+// fanoutRound counts one round's arrivals; the last (or a failure)
+// reports on the channel start returned.
+type fanoutRound struct {
+	mu      sync.Mutex
+	pending int
+	done    chan error // buffered 1; nil between rounds
+}
+
+func (f *fanoutRound) start(n int) <-chan error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending = n
+	f.done = make(chan error, 1)
+	return f.done
+}
+
+func (f *fanoutRound) arrived() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending--
+	if f.pending == 0 && f.done != nil {
+		f.done <- nil
+		f.done = nil
+	}
+}
+
+func (f *fanoutRound) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done != nil {
+		f.done <- err
+		f.done = nil
+	}
+}
+
+func (f *fanoutRound) left() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pending
 }
