@@ -15,7 +15,7 @@ import (
 	"github.com/paddockzk/paddock/internal/wire"
 )
 
-// conn is one client connection. Three goroutines touch it:
+// conn is one client connection. These goroutines touch it:
 //   - the reader (serve) decodes requests in order, runs reads whose
 //     predecessors are all answered, proposes writes, and queues one
 //     pending reply per request;
@@ -23,7 +23,9 @@ import (
 //     flushes the outbound buffer to the socket;
 //   - Raft's apply goroutine appends watch notifications to the outbound
 //     buffer (Notify) while the new state is not yet readable, so a client
-//     always sees the event before any reply that shows the new data.
+//     always sees the event before any reply that shows the new data;
+//   - a notifier goroutine then writes the buffer without blocking, or
+//     leaves it to the writer (notifier.go).
 type conn struct {
 	s  *Server
 	nc net.Conn

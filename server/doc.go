@@ -9,7 +9,9 @@
 //     cfg.Peers describe. Close stops it and releases every file.
 //   - Replies on a connection come in request order. A read sees every
 //     write sent before it on its connection and none sent after. A watch
-//     notification is queued before any reply that shows the change. A
+//     notification is queued before any reply that shows the change; a
+//     few notifier goroutines write queued notifications without blocking
+//     (notifier.go), each connection's writer goroutine everything else. A
 //     session re-attached to the same node keeps that order across its
 //     connections (sessionorder.go).
 //   - A write is acknowledged once applied by the node the client is

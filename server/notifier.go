@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -31,10 +32,11 @@ type notifier struct {
 	writer func(*conn)
 }
 
-// notifyWriters is the number of notifier goroutines: two, so a fan-out
-// on a two-core machine writes on both cores while Raft's apply
-// goroutine is still queueing.
-const notifyWriters = 2
+// notifyWriters is the number of notifier goroutines: one per core (at
+// least two), so a large fan-out writes on every core while Raft's apply
+// goroutine is still queueing. Each one past the first joins only while
+// the queue holds more than one connection (see next).
+func notifyWriters() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 func newNotifier(done <-chan struct{}) *notifier {
 	return &notifier{wake: make(chan struct{}, 1), done: done, writer: (*conn).tryFlush}

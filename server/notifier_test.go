@@ -159,7 +159,7 @@ func TestNotifierWritesEveryQueuedConnection(t *testing.T) {
 		mu.Unlock()
 	}
 	var wg sync.WaitGroup
-	for range notifyWriters {
+	for range notifyWriters() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

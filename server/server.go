@@ -86,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1), failed: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.notifier = newNotifier(s.ctx.Done())
-	for range notifyWriters {
+	for range notifyWriters() {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
