@@ -62,7 +62,15 @@ func (r *runner) fanout(ctx context.Context, n int) []Result {
 	watchers, err := dialAll(ctx, r.cfg.Servers, n,
 		dialOpts{timeout: observerTimeout, bufSize: max(16<<10, 2*r.cfg.ValueSize+4096), dialer: bufferedDial,
 			onEvent: func(i int, ev zk.Event) {
-				if ev.Path != node || ev.Type == zk.EventNotWatching {
+				if ev.Type == zk.EventSession {
+					// A watcher that lost its connection lost its watch:
+					// fail the round now rather than at its timeout.
+					if ev.State == zk.StateDisconnected || ev.State == zk.StateExpired {
+						arrivals.fail(fmt.Errorf("watcher %d: %v", i, ev.State))
+					}
+					return
+				}
+				if ev.Path != node {
 					return
 				}
 				recv[i].Store(time.Now().UnixNano())
