@@ -3,7 +3,11 @@ package server
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net"
+	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,4 +185,25 @@ func TestNotifierWritesEveryQueuedConnection(t *testing.T) {
 	for _, c := range conns {
 		assert.Equal(t, 1, written[c])
 	}
+}
+
+// A server that fails to start stops its notifier goroutines.
+func TestFailedStartStopsTheNotifier(t *testing.T) {
+	file := t.TempDir() + "/file"
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.DataDir = file + "/data" // under a file: Raft's stores cannot open
+	before := notifierGoroutines()
+	_, err := New(cfg)
+	require.Error(t, err)
+	require.Eventually(t, func() bool { return notifierGoroutines() <= before },
+		10*time.Second, time.Millisecond, "notifier goroutines left running")
+}
+
+func notifierGoroutines() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "(*notifier).run(")
 }

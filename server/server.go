@@ -99,12 +99,14 @@ func New(cfg Config) (*Server, error) {
 	s.fsm.OnApply = s.onApply
 	if s.cfg.clustered() {
 		if err := s.startCluster(); err != nil {
+			s.cancel() // stops the notifier goroutines
 			return nil, err
 		}
 	}
 	node, err := startRaft(&s.cfg, s.fsm, s.mux, s.fail)
 	if err != nil {
 		s.closeCluster()
+		s.cancel()
 		return nil, err
 	}
 	s.node = node
