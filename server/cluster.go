@@ -202,7 +202,7 @@ func (s *Server) attach(id int64) error {
 		s.tracker.Touch(id)
 		return nil
 	}
-	_, err := s.fwd.call(&fwdRequest{Kind: fwdAttach, Session: id}, DefaultProposeTimeout)
+	_, err := s.fwd.call(&fwdRequest{Kind: fwdAttach, Session: id}, DefaultProposeTimeout, false)
 	return err
 }
 
@@ -212,7 +212,7 @@ func (s *Server) syncIndex() (int64, error) {
 	if s.isLeader() {
 		return s.leaderSyncPoint()
 	}
-	resp, err := s.fwd.call(&fwdRequest{Kind: fwdSync}, DefaultProposeTimeout)
+	resp, err := s.fwd.call(&fwdRequest{Kind: fwdSync}, DefaultProposeTimeout, false)
 	if err != nil {
 		return 0, err
 	}

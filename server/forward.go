@@ -45,6 +45,10 @@ type fwdRequest struct {
 	Session    int64         `msgpack:"s,omitempty"`
 	Sessions   []int64       `msgpack:"ss,omitempty"`
 	Membership *membershipOp `msgpack:"m,omitempty"`
+	// Tag, on a write, asks the leader to propose it with this tag and
+	// to answer only a failure: the sender resolves the call from its own
+	// apply of the tagged entry (fwdlocal.go).
+	Tag []byte `msgpack:"t,omitempty"`
 }
 
 type fwdResponse struct {
@@ -80,7 +84,11 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			continue
 		}
 		go func() {
-			if err := fw.send(s.handleForward(peer, &req)); err != nil {
+			resp := s.handleForward(peer, &req)
+			if resp == nil {
+				return
+			}
+			if err := fw.send(resp); err != nil {
 				_ = c.Close()
 			}
 		}()
@@ -101,6 +109,8 @@ func (s *Server) closeOnShutdown(c net.Conn) func() {
 	return func() { close(done) }
 }
 
+// handleForward serves one forwarded request; nil means no answer (a
+// tagged write that succeeded).
 func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
 	resp := &fwdResponse{ID: req.ID}
 	if s.node.r.State() != raft.Leader {
@@ -113,17 +123,20 @@ func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
 			resp.Code = wire.ErrSessionMoved
 			return resp
 		}
-		f := s.node.r.Apply(req.Cmd, DefaultProposeTimeout)
+		f := s.node.r.ApplyLog(raft.Log{Data: req.Cmd, Extensions: req.Tag}, DefaultProposeTimeout)
 		r, err := resultOf(f)
 		if err != nil {
 			resp.Err = err.Error()
 			return resp
 		}
+		if r.Session != 0 {
+			s.setOwner(r.Session, peer)
+		}
+		if len(req.Tag) > 0 {
+			return nil
+		}
 		res := *r
 		res.Events = nil
-		if res.Session != 0 {
-			s.setOwner(res.Session, peer)
-		}
 		resp.Index, resp.Result = f.Index(), &res
 	case fwdSync:
 		idx, err := s.leaderSyncPoint()
@@ -156,11 +169,19 @@ type forwarder struct {
 	w       *frameWriter // conn's
 	target  string
 	nextID  uint64
-	pending map[uint64]chan *fwdResponse
+	pending map[uint64]fwdCall
+	// epoch is in the tags of this forwarder's writes (fwdlocal.go).
+	epoch uint64
+}
+
+// fwdCall is a call waiting for its answer.
+type fwdCall struct {
+	ch     chan *fwdResponse // buffered: one answer
+	tagged bool              // may be resolved by the local apply of its entry
 }
 
 func newForwarder(s *Server) *forwarder {
-	return &forwarder{s: s, pending: make(map[uint64]chan *fwdResponse)}
+	return &forwarder{s: s, pending: make(map[uint64]fwdCall), epoch: newFwdEpoch()}
 }
 
 // connect returns a connection to the current leader and its writer,
@@ -198,11 +219,11 @@ func (f *forwarder) readLoop(c net.Conn) {
 			return
 		}
 		f.mu.Lock()
-		ch := f.pending[resp.ID]
+		call, ok := f.pending[resp.ID]
 		delete(f.pending, resp.ID)
 		f.mu.Unlock()
-		if ch != nil {
-			ch <- &resp
+		if ok {
+			call.ch <- &resp
 		}
 	}
 }
@@ -214,14 +235,16 @@ func (f *forwarder) failLocked(c net.Conn) {
 		return
 	}
 	f.conn, f.w = nil, nil
-	for id, ch := range f.pending {
+	for id, call := range f.pending {
 		delete(f.pending, id)
-		ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
+		call.ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
 	}
 }
 
-// call sends req to the leader and waits for the answer.
-func (f *forwarder) call(req *fwdRequest, timeout time.Duration) (*fwdResponse, error) {
+// call sends req to the leader and waits for the answer. A tagged call
+// (a write) is answered by this node's apply of its entry, or by the
+// leader if it fails.
+func (f *forwarder) call(req *fwdRequest, timeout time.Duration, tagged bool) (*fwdResponse, error) {
 	c, w, err := f.connect()
 	if err != nil {
 		return nil, err
@@ -230,7 +253,10 @@ func (f *forwarder) call(req *fwdRequest, timeout time.Duration) (*fwdResponse, 
 	f.mu.Lock()
 	f.nextID++
 	req.ID = f.nextID
-	f.pending[req.ID] = ch
+	if tagged {
+		req.Tag = fwdTag(f.epoch, req.ID)
+	}
+	f.pending[req.ID] = fwdCall{ch: ch, tagged: tagged}
 	f.mu.Unlock()
 	if err := w.send(req); err != nil {
 		f.mu.Lock()
@@ -289,11 +315,13 @@ func (f *fwdFuture) Error() error          { <-f.done; return f.err }
 func (f *fwdFuture) Response() interface{} { <-f.done; return f.res }
 func (f *fwdFuture) Index() uint64         { <-f.done; return f.index }
 
-func (s *Server) forward(cmd []byte, session int64) *fwdFuture {
+// forward sends a write to the leader. tagged: resolve it from the local
+// apply of its entry (fwdlocal.go).
+func (s *Server) forward(cmd []byte, session int64, tagged bool) *fwdFuture {
 	ff := &fwdFuture{done: make(chan struct{})}
 	go func() {
 		defer close(ff.done)
-		resp, err := s.fwd.call(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: session}, DefaultProposeTimeout)
+		resp, err := s.fwd.call(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: session}, DefaultProposeTimeout, tagged)
 		if err != nil {
 			ff.err = err
 			return

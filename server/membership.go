@@ -87,7 +87,7 @@ func (s *Server) changeMembership(op *membershipOp) error {
 		return ErrStandalone
 	}
 	if !s.isLeader() {
-		resp, err := s.fwd.call(&fwdRequest{Kind: fwdMembership, Membership: op}, membershipTimeout)
+		resp, err := s.fwd.call(&fwdRequest{Kind: fwdMembership, Membership: op}, membershipTimeout, false)
 		if err != nil {
 			return err
 		}

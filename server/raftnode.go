@@ -62,8 +62,9 @@ func standaloneRaftConfig(cfg *Config) *raft.Config {
 // startRaft creates the stores (in memory, or raft-boltdb and file
 // snapshots under cfg.DataDir), bootstraps a single-voter configuration on
 // first start, and starts Raft. fail is called if the leader's log write
-// fails (leaderLog); the server must stop.
-func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fail func(error)) (*raftNode, error) {
+// fails (leaderLog); the server must stop. A cluster node's forwarder
+// (nil standalone) learns of each tagged entry it applies (fwdlocal.go).
+func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail func(error)) (*raftNode, error) {
 	rc := standaloneRaftConfig(cfg)
 	if cfg.clustered() {
 		clusterRaftConfig(rc, cfg)
@@ -149,6 +150,11 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fail func(error)) (*raf
 	var rfsm raft.FSM = f
 	if n.log != nil {
 		rfsm = &durableFSM{f: f, log: n.log}
+	}
+	if fwd != nil {
+		rfsm = &tagFSM{inner: rfsm, applied: func(l *raft.Log, out interface{}) {
+			fwd.resolveLocal(l.Extensions, l.Index, out)
+		}, restored: fwd.failTagged}
 	}
 	r, err := raft.NewRaft(rc, rfsm, logs, stable, snaps, trans)
 	if err != nil {

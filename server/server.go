@@ -103,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	node, err := startRaft(&s.cfg, s.fsm, s.mux, s.fail)
+	node, err := startRaft(&s.cfg, s.fsm, s.mux, s.fwd, s.fail)
 	if err != nil {
 		s.closeCluster()
 		s.cancel()
@@ -359,7 +359,7 @@ func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
 		}
 		return s.node.r.Apply(b, DefaultProposeTimeout)
 	}
-	return s.forward(b, cmd.Session)
+	return s.forward(b, cmd.Session, cmd.Type == fsm.CmdOps)
 }
 
 // apply proposes cmd and waits for its result.
