@@ -91,14 +91,15 @@ func (c *commitAheadTransport) AppendEntries(id raft.ServerID, target raft.Serve
 	return c.NetworkTransport.AppendEntries(id, target, c.capRequest(args), resp)
 }
 
-// AppendEntriesPipeline returns a pipeline whose requests' commit indexes
-// are capped.
+// AppendEntriesPipeline returns a pipeline that keeps one AppendEntries
+// in flight and merges what waits (aemerge.go), with commit indexes
+// capped.
 func (c *commitAheadTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
 	p, err := c.NetworkTransport.AppendEntriesPipeline(id, target)
-	if err != nil || c.capCommit == nil {
+	if err != nil {
 		return p, err
 	}
-	return cappedPipeline{p, c}, nil
+	return newMergingPipeline(p, c.capRequest), nil
 }
 
 // capRequest returns args, or a copy with a lower commit index: the
@@ -113,16 +114,6 @@ func (c *commitAheadTransport) capRequest(args *raft.AppendEntriesRequest) *raft
 		return &capped
 	}
 	return args
-}
-
-// cappedPipeline caps the commit index of each request it sends.
-type cappedPipeline struct {
-	raft.AppendPipeline
-	c *commitAheadTransport
-}
-
-func (p cappedPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
-	return p.AppendPipeline.AppendEntries(p.c.capRequest(args), resp)
 }
 
 // run passes the RPCs from in (the network transport's) on to Raft.

@@ -292,19 +292,10 @@ func TestCommitAheadTransportCapsOutgoingCommits(t *testing.T) {
 	req.LeaderCommitIndex = 3
 	require.Same(t, req, c.capRequest(req), "nothing to cap: sent as is")
 
-	inner := &recordingPipeline{}
-	p := cappedPipeline{inner, c}
+	inner := newFakePipeline()
+	p := newMergingPipeline(inner, c.capRequest)
+	defer p.Close()
 	_, err := p.AppendEntries(&raft.AppendEntriesRequest{LeaderCommitIndex: 8}, &raft.AppendEntriesResponse{})
 	require.NoError(t, err)
-	require.Equal(t, uint64(4), inner.sent, "the pipeline caps too")
-}
-
-type recordingPipeline struct {
-	raft.AppendPipeline
-	sent uint64
-}
-
-func (r *recordingPipeline) AppendEntries(args *raft.AppendEntriesRequest, _ *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
-	r.sent = args.LeaderCommitIndex
-	return nil, nil
+	require.Equal(t, uint64(4), (<-inner.sent).LeaderCommitIndex, "the pipeline caps too")
 }
