@@ -16,8 +16,13 @@
 //     connections (sessionorder.go).
 //   - A write is acknowledged once applied by the node the client is
 //     connected to; with a data dir it is then on disk on a quorum (fsync
-//     unless cfg.NoSync). Followers forward writes to the leader; sync makes
-//     the local node catch up with the last committed write.
+//     unless cfg.NoSync). Followers forward writes to the leader, tagged,
+//     and answer them from their own apply of the tagged entry; the leader
+//     answers only failures (fwdlocal.go). sync makes the local node catch
+//     up with the last committed write.
+//   - A leader keeps one AppendEntries in flight per follower and sends
+//     what Raft hands it meanwhile as one, merged, when the answer comes
+//     (aemerge.go); Raft gets one answer per request, in order.
 //   - A follower applies a committed entry as soon as the leader tells it,
 //     with no disk write of its own first (commitpush.go, commitahead.go):
 //     only entries it has stored, and only commit indexes Raft has checked
