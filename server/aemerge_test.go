@@ -1,11 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -232,4 +235,43 @@ func TestMergingPipelineCloseStopsIt(t *testing.T) {
 	inner.mu.Unlock()
 	_, err = p.AppendEntries(appendReq(2, 11, 12, 12, 9), new(raft.AppendEntriesResponse))
 	require.ErrorIs(t, err, errPipelineClosed)
+}
+
+// TestClusterMergesAppendEntriesForABusyFollower holds one follower's
+// disk write while the leader commits ten writes with the other: once
+// the write ends, the follower stores the ten in one merged AppendEntries
+// instead of ten.
+func TestClusterMergesAppendEntriesForABusyFollower(t *testing.T) {
+	servers, stores := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	f := (l + 1) % len(servers)
+	create := func(path string) {
+		t.Helper()
+		res, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
+			Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}}})
+		require.NoError(t, err)
+		require.Equal(t, wire.OK, res.Err)
+	}
+	caughtUp := func() bool {
+		last, _ := stores[f].LastIndex()
+		return last == servers[l].node.r.LastIndex()
+	}
+	for i := range 3 { // Raft replicates through its pipeline from here on
+		create(fmt.Sprintf("/warm%d", i))
+	}
+	require.Eventually(t, caughtUp, 10*time.Second, time.Millisecond)
+
+	stores[f].hold.Store(true)
+	create("/first") // in flight to the held follower, committed with the other
+	for i := range 10 {
+		create(fmt.Sprintf("/queued%d", i))
+	}
+	before := stores[f].storeCalls()
+	stores[f].hold.Store(false)
+	stores[f].release <- nil
+	require.Eventually(t, caughtUp, 10*time.Second, time.Millisecond)
+	calls := stores[f].storeCalls() - before
+	require.LessOrEqual(t, calls, 3, "the ten waiting writes reach the follower in one AppendEntries (plus the one held)")
+	require.Eventually(t, func() bool { _, ok := servers[f].FSM().Exists("/queued9"); return ok },
+		10*time.Second, time.Millisecond)
 }

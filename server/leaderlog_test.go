@@ -22,6 +22,7 @@ type heldStore struct {
 	release chan error
 	mu      sync.Mutex
 	order   []uint64
+	calls   int // StoreLogs calls that stored something
 }
 
 func newHeldStore() *heldStore {
@@ -38,8 +39,15 @@ func (h *heldStore) StoreLogs(logs []*raft.Log) error {
 	for _, l := range logs {
 		h.order = append(h.order, l.Index)
 	}
+	h.calls++
 	h.mu.Unlock()
 	return h.InmemStore.StoreLogs(logs)
+}
+
+func (h *heldStore) storeCalls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls
 }
 
 func (h *heldStore) written() []uint64 {
