@@ -185,10 +185,7 @@ func (p *mergingPipeline) run() {
 		if ok {
 			next = p.takeQueue()
 			p.inflight = next
-			select {
-			case p.space <- struct{}{}:
-			default:
-			}
+			p.signalSpace()
 		} else if p.err == nil {
 			p.err = errAppendRejected
 			if err != nil {
@@ -225,6 +222,7 @@ func (p *mergingPipeline) fail(err error) {
 	failed := append(p.inflight, p.queue...)
 	p.inflight, p.queue = nil, nil
 	p.mu.Unlock()
+	p.signalSpace() // a sender waiting for room returns the error
 	for _, f := range failed {
 		f.complete(raft.AppendEntriesResponse{}, err)
 		select {
@@ -232,6 +230,14 @@ func (p *mergingPipeline) fail(err error) {
 		case <-p.done:
 			return
 		}
+	}
+}
+
+// signalSpace wakes AppendEntries if it waits for room in the queue.
+func (p *mergingPipeline) signalSpace() {
+	select {
+	case p.space <- struct{}{}:
+	default:
 	}
 }
 

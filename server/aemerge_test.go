@@ -223,6 +223,34 @@ func TestMergingPipelineBoundsItsQueue(t *testing.T) {
 	require.Len(t, recvSent(t, inner).Entries, maxQueuedAppends)
 }
 
+// A sender waiting for room in a full queue returns the error when the
+// pipeline breaks, instead of blocking Raft's replication for good.
+func TestMergingPipelineFullQueueFailsWithThePipeline(t *testing.T) {
+	inner := newFakePipeline()
+	p := newMergingPipeline(inner, noCap)
+	defer p.Close()
+	next := uint64(10)
+	add := func() error {
+		_, err := p.AppendEntries(appendReq(2, next, next+1, next+1, 9), new(raft.AppendEntriesResponse))
+		next++
+		return err
+	}
+	for range maxQueuedAppends + 1 {
+		require.NoError(t, add())
+	}
+	recvSent(t, inner)
+	added := make(chan error, 1)
+	go func() { added <- add() }()
+	require.Never(t, func() bool { return len(added) > 0 }, 50*time.Millisecond, time.Millisecond)
+	inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: false})
+	select {
+	case err := <-added:
+		require.ErrorIs(t, err, errAppendRejected)
+	case <-time.After(10 * time.Second):
+		t.Fatal("still blocked after the pipeline broke")
+	}
+}
+
 func TestMergingPipelineCloseStopsIt(t *testing.T) {
 	inner := newFakePipeline()
 	p := newMergingPipeline(inner, noCap)
