@@ -195,10 +195,11 @@ func TestMergingPipelineStopsAtARejection(t *testing.T) {
 	require.Error(t, err, "the pipeline is broken: Raft replicates without it")
 }
 
-func TestMergingPipelineBoundsItsQueue(t *testing.T) {
-	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap)
-	defer p.Close()
+// fillQueue puts one request in flight and fills the queue behind it,
+// then makes one more request, which must block; its result arrives on
+// the returned channel once it returns.
+func fillQueue(t *testing.T, p *mergingPipeline, inner *fakePipeline) <-chan error {
+	t.Helper()
 	next := uint64(10)
 	add := func() error {
 		_, err := p.AppendEntries(appendReq(2, next, next+1, next+1, 9), new(raft.AppendEntriesResponse))
@@ -213,6 +214,14 @@ func TestMergingPipelineBoundsItsQueue(t *testing.T) {
 	go func() { added <- add() }()
 	require.Never(t, func() bool { return len(added) > 0 }, 50*time.Millisecond, time.Millisecond,
 		"a full queue takes no more")
+	return added
+}
+
+func TestMergingPipelineBoundsItsQueue(t *testing.T) {
+	inner := newFakePipeline()
+	p := newMergingPipeline(inner, noCap)
+	defer p.Close()
+	added := fillQueue(t, p, inner)
 	inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: true})
 	select {
 	case err := <-added:
@@ -229,19 +238,7 @@ func TestMergingPipelineFullQueueFailsWithThePipeline(t *testing.T) {
 	inner := newFakePipeline()
 	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
-	next := uint64(10)
-	add := func() error {
-		_, err := p.AppendEntries(appendReq(2, next, next+1, next+1, 9), new(raft.AppendEntriesResponse))
-		next++
-		return err
-	}
-	for range maxQueuedAppends + 1 {
-		require.NoError(t, add())
-	}
-	recvSent(t, inner)
-	added := make(chan error, 1)
-	go func() { added <- add() }()
-	require.Never(t, func() bool { return len(added) > 0 }, 50*time.Millisecond, time.Millisecond)
+	added := fillQueue(t, p, inner)
 	inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: false})
 	select {
 	case err := <-added:
