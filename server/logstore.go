@@ -80,14 +80,6 @@ func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, erro
 		size = DefaultWALSegmentSize
 	}
 	vfs := walVFS{VFS: walfs.New(), noSync: cfg.NoSync}
-	if !cfg.NoSync {
-		// Without fsync, extent conversions cost nothing worth zeros.
-		spare, err := newWALSpare(dir, uint64(size), cfg.Logger)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		vfs.spare = spare
-	}
 	// raft-wal's Close leaves the meta store (a bbolt file) open and
 	// locked; closing it ourselves lets a server reopen its data dir.
 	meta := &metadb.BoltMetaDB{}
@@ -95,46 +87,29 @@ func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, erro
 		wal.WithMetaStore(meta), wal.WithLogger(raftLogger(cfg, "wal")))
 	if err != nil {
 		_ = meta.Close()
-		if vfs.spare != nil {
-			_ = vfs.spare.close()
-		}
 		return nil, nil, nil, fmt.Errorf("open raft log: %w", err)
 	}
-	return w, w, walCloser{w, meta, vfs.spare}, nil
+	return w, w, walCloser{w, meta}, nil
 }
 
-// walCloser closes the WAL, then its meta store and its spare segment.
+// walCloser closes the WAL, then its meta store.
 type walCloser struct {
-	w     *wal.WAL
-	meta  *metadb.BoltMetaDB
-	spare *walSpare // nil with NoSync
+	w    *wal.WAL
+	meta *metadb.BoltMetaDB
 }
 
 func (c walCloser) Close() error {
-	err := errors.Join(c.w.Close(), c.meta.Close())
-	if c.spare != nil {
-		err = errors.Join(err, c.spare.close())
-	}
-	return err
+	return errors.Join(c.w.Close(), c.meta.Close())
 }
 
 // walVFS is raft-wal's file system with fsync optionally skipped
-// (Config.NoSync; raft-wal itself always syncs), and, with fsync, new
-// segments zero-filled: taken from a spare when one is ready, written
-// here otherwise (walspare.go).
+// (Config.NoSync); raft-wal itself always syncs.
 type walVFS struct {
 	types.VFS
 	noSync bool
-	spare  *walSpare
 }
 
 func (v walVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
-	if v.spare != nil {
-		if f, ok, err := v.spare.take(dir, name, size); ok {
-			return v.wrap(f, err)
-		}
-		return v.wrap(createZeroed(dir, name, size))
-	}
 	f, err := v.VFS.Create(dir, name, size)
 	return v.wrap(f, err)
 }
@@ -145,15 +120,10 @@ func (v walVFS) OpenWriter(dir, name string) (types.WritableFile, error) {
 }
 
 func (v walVFS) wrap(f types.WritableFile, err error) (types.WritableFile, error) {
-	switch {
-	case err != nil:
-		return nil, err
-	case v.noSync:
-		return noSyncFile{f}, nil
-	case v.spare != nil:
-		return v.spare.watch(f), nil
+	if err != nil || !v.noSync {
+		return f, err
 	}
-	return f, nil
+	return noSyncFile{f}, nil
 }
 
 // noSyncFile is a segment file whose Sync does nothing.
