@@ -122,7 +122,6 @@ func mergeRequests(batch []*mergeFuture) *raft.AppendEntriesRequest {
 		return batch[0].req
 	}
 	m := *batch[0].req
-	m.Entries = nil
 	n := 0
 	for _, f := range batch {
 		n += len(f.req.Entries)

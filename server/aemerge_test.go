@@ -217,34 +217,34 @@ func fillQueue(t *testing.T, p *mergingPipeline, inner *fakePipeline) <-chan err
 	return added
 }
 
+// A full queue takes no more requests: the sender waits until an answer
+// drains it, or, when the pipeline breaks, returns the error instead of
+// blocking Raft's replication for good.
 func TestMergingPipelineBoundsItsQueue(t *testing.T) {
-	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap)
-	defer p.Close()
-	added := fillQueue(t, p, inner)
-	inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: true})
-	select {
-	case err := <-added:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("still blocked after the queue drained")
-	}
-	require.Len(t, recvSent(t, inner).Entries, maxQueuedAppends)
-}
-
-// A sender waiting for room in a full queue returns the error when the
-// pipeline breaks, instead of blocking Raft's replication for good.
-func TestMergingPipelineFullQueueFailsWithThePipeline(t *testing.T) {
-	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap)
-	defer p.Close()
-	added := fillQueue(t, p, inner)
-	inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: false})
-	select {
-	case err := <-added:
-		require.ErrorIs(t, err, errAppendRejected)
-	case <-time.After(10 * time.Second):
-		t.Fatal("still blocked after the pipeline broke")
+	for _, tc := range []struct {
+		name    string
+		success bool
+		wantErr error
+	}{
+		{"drained", true, nil},
+		{"broken", false, errAppendRejected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := newFakePipeline()
+			p := newMergingPipeline(inner, noCap)
+			defer p.Close()
+			added := fillQueue(t, p, inner)
+			inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: tc.success})
+			select {
+			case err := <-added:
+				require.ErrorIs(t, err, tc.wantErr)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the sender still waits")
+			}
+			if tc.success {
+				require.Len(t, recvSent(t, inner).Entries, maxQueuedAppends, "the drained queue went out merged")
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math/rand/v2"
 
@@ -66,6 +67,16 @@ func (f *forwarder) resolveLocal(tag []byte, index uint64, out interface{}) {
 	if !ok || epoch != f.epoch {
 		return
 	}
+	f.mu.Lock()
+	call, found := f.pending[id]
+	found = found && call.tagged
+	if found {
+		delete(f.pending, id)
+	}
+	f.mu.Unlock()
+	if !found {
+		return // answered already, timed out, or not a tagged call
+	}
 	resp := &fwdResponse{ID: id, Index: index}
 	switch r := out.(type) {
 	case *fsm.Result:
@@ -75,17 +86,9 @@ func (f *forwarder) resolveLocal(tag []byte, index uint64, out interface{}) {
 	case error:
 		resp.Err = r.Error()
 	default:
-		return
+		resp.Err = fmt.Sprintf("paddock: unexpected apply result %T", out)
 	}
-	f.mu.Lock()
-	call, found := f.pending[id]
-	if found && call.tagged {
-		delete(f.pending, id)
-	}
-	f.mu.Unlock()
-	if found && call.tagged {
-		call.ch <- resp
-	}
+	call.ch <- resp
 }
 
 // failTagged fails every pending tagged call (see above).

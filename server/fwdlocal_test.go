@@ -78,6 +78,15 @@ func TestForwarderFailsTaggedCallsOnSnapshotInstall(t *testing.T) {
 	require.Empty(t, untagged, "a sync or attach does not depend on the local apply")
 }
 
+// createCmd is an encoded command creating path.
+func createCmd(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}}})
+	require.NoError(t, err)
+	return b
+}
+
 // memSink is a raft.SnapshotSink in memory.
 type memSink struct{ strings.Builder }
 
@@ -94,12 +103,7 @@ func TestTagFSMReportsTaggedEntries(t *testing.T) {
 	tf := &tagFSM{inner: fsm.New(), applied: func(l *raft.Log, out interface{}) {
 		got = append(got, seen{l.Index, out})
 	}, restored: func() {}}
-	cmd := func(path string) []byte {
-		b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdOps,
-			Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}}})
-		require.NoError(t, err)
-		return b
-	}
+	cmd := func(path string) []byte { return createCmd(t, path) }
 	out := tf.ApplyBatch([]*raft.Log{
 		{Index: 1, Type: raft.LogCommand, Data: cmd("/plain")},
 		{Index: 2, Type: raft.LogCommand, Data: cmd("/tagged"), Extensions: fwdTag(1, 1)},
@@ -136,12 +140,7 @@ func TestClusterForwardedWriteResolvedByFollowerApply(t *testing.T) {
 	fol.fwd.mu.Unlock()
 
 	lead := servers[l]
-	create := func(path string) []byte {
-		b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdOps,
-			Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}}})
-		require.NoError(t, err)
-		return b
-	}
+	create := func(path string) []byte { return createCmd(t, path) }
 	peer := fol.cfg.ID
 	require.Nil(t, lead.handleForward(peer, &fwdRequest{ID: 1, Kind: fwdApply, Cmd: create("/t"), Tag: fwdTag(7, 1)}),
 		"a tagged write that succeeded is not answered")
