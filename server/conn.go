@@ -65,6 +65,10 @@ type conn struct {
 	// into the same two buffers instead of allocating one per flush.
 	spare []byte
 
+	// lane keeps this connection's writes in order through a follower
+	// (fwdorder.go).
+	lane fwdLane
+
 	closing atomic.Bool
 	// closingSession is set when this connection sent closeSession: the
 	// reply to it closes the connection, so sessionGone must not close it

@@ -18,8 +18,12 @@
 //     connected to; with a data dir it is then on disk on a quorum (fsync
 //     unless cfg.NoSync). Followers forward writes to the leader, tagged,
 //     and answer them from their own apply of the tagged entry; the leader
-//     answers only failures (fwdlocal.go). sync makes the local node catch
-//     up with the last committed write.
+//     answers only failures (fwdlocal.go). A connection's writes reach
+//     the log in the order it sent them, through a follower too: the
+//     follower sends them in order on one leader connection and the leader
+//     proposes them as it reads them; after a write whose fate is unknown
+//     the connection's later writes fail and it closes (fwdorder.go).
+//     sync makes the local node catch up with the last committed write.
 //   - A leader keeps one AppendEntries in flight per follower and sends
 //     what Raft hands it meanwhile as one, merged, when the answer comes
 //     (aemerge.go); Raft gets one answer per request, in order.

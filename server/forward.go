@@ -83,8 +83,9 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			s.touchFromPeer(peer, req.Sessions)
 			continue
 		}
+		answer := s.startForward(peer, &req)
 		go func() {
-			resp := s.handleForward(peer, &req)
+			resp := answer()
 			if resp == nil {
 				return
 			}
@@ -109,35 +110,14 @@ func (s *Server) closeOnShutdown(c net.Conn) func() {
 	return func() { close(done) }
 }
 
-// handleForward serves one forwarded request; nil means no answer (a
-// tagged write that succeeded).
-func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
+// serveForwarded serves a forwarded request other than a write.
+func (s *Server) serveForwarded(peer string, req *fwdRequest) *fwdResponse {
 	resp := &fwdResponse{ID: req.ID}
 	if s.node.r.State() != raft.Leader {
 		resp.Err = errNoLeader.Error()
 		return resp
 	}
 	switch req.Kind {
-	case fwdApply:
-		if req.Session != 0 && !s.ownedBy(req.Session, peer) {
-			resp.Code = wire.ErrSessionMoved
-			return resp
-		}
-		f := s.node.r.ApplyLog(raft.Log{Data: req.Cmd, Extensions: req.Tag}, DefaultProposeTimeout)
-		r, err := resultOf(f)
-		if err != nil {
-			resp.Err = err.Error()
-			return resp
-		}
-		if r.Session != 0 {
-			s.setOwner(r.Session, peer)
-		}
-		if len(req.Tag) > 0 {
-			return nil
-		}
-		res := *r
-		res.Events = nil
-		resp.Index, resp.Result = f.Index(), &res
 	case fwdSync:
 		idx, err := s.leaderSyncPoint()
 		if err != nil {
@@ -169,19 +149,13 @@ type forwarder struct {
 	w       *frameWriter // conn's
 	target  string
 	nextID  uint64
-	pending map[uint64]fwdCall
+	pending map[uint64]*fwdCall
 	// epoch is in the tags of this forwarder's writes (fwdlocal.go).
 	epoch uint64
 }
 
-// fwdCall is a call waiting for its answer.
-type fwdCall struct {
-	ch     chan *fwdResponse // buffered: one answer
-	tagged bool              // may be resolved by the local apply of its entry
-}
-
 func newForwarder(s *Server) *forwarder {
-	return &forwarder{s: s, pending: make(map[uint64]fwdCall), epoch: newFwdEpoch()}
+	return &forwarder{s: s, pending: make(map[uint64]*fwdCall), epoch: newFwdEpoch()}
 }
 
 // connect returns a connection to the current leader and its writer,
@@ -237,46 +211,10 @@ func (f *forwarder) failLocked(c net.Conn) {
 	f.conn, f.w = nil, nil
 	for id, call := range f.pending {
 		delete(f.pending, id)
-		call.ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
-	}
-}
-
-// call sends req to the leader and waits for the answer. A tagged call
-// (a write) is answered by this node's apply of its entry, or by the
-// leader if it fails.
-func (f *forwarder) call(req *fwdRequest, timeout time.Duration, tagged bool) (*fwdResponse, error) {
-	c, w, err := f.connect()
-	if err != nil {
-		return nil, err
-	}
-	ch := make(chan *fwdResponse, 1)
-	f.mu.Lock()
-	f.nextID++
-	req.ID = f.nextID
-	if tagged {
-		req.Tag = fwdTag(f.epoch, req.ID)
-	}
-	f.pending[req.ID] = fwdCall{ch: ch, tagged: tagged}
-	f.mu.Unlock()
-	if err := w.send(req); err != nil {
-		f.mu.Lock()
-		f.failLocked(c)
-		f.mu.Unlock()
-	}
-	select {
-	case resp := <-ch:
-		switch {
-		case resp.Code != wire.OK:
-			return nil, resp.Code
-		case resp.Err != "":
-			return nil, errors.New(resp.Err)
+		if call.lane != nil {
+			call.lane.broken = true
 		}
-		return resp, nil
-	case <-time.After(timeout):
-		f.mu.Lock()
-		delete(f.pending, req.ID)
-		f.mu.Unlock()
-		return nil, fmt.Errorf("paddock: leader did not answer within %v", timeout)
+		call.ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
 	}
 }
 
@@ -315,13 +253,21 @@ func (f *fwdFuture) Error() error          { <-f.done; return f.err }
 func (f *fwdFuture) Response() interface{} { <-f.done; return f.res }
 func (f *fwdFuture) Index() uint64         { <-f.done; return f.index }
 
-// forward sends a write to the leader. tagged: resolve it from the local
-// apply of its entry (fwdlocal.go).
-func (s *Server) forward(cmd []byte, session int64, tagged bool) *fwdFuture {
+// forward sends a write to the leader, before it returns, so that the
+// writes of a client connection (lane) reach the leader in the order it
+// proposes them (fwdorder.go); the future waits for the result. tagged:
+// resolve it from the local apply of its entry (fwdlocal.go).
+func (s *Server) forward(cmd []byte, session int64, tagged bool, lane *fwdLane) *fwdFuture {
 	ff := &fwdFuture{done: make(chan struct{})}
+	call, err := s.fwd.start(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: session}, tagged, lane)
+	if err != nil {
+		ff.err = err
+		close(ff.done)
+		return ff
+	}
 	go func() {
 		defer close(ff.done)
-		resp, err := s.fwd.call(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: session}, DefaultProposeTimeout, tagged)
+		resp, err := s.fwd.wait(call, DefaultProposeTimeout)
 		if err != nil {
 			ff.err = err
 			return

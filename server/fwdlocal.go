@@ -98,6 +98,9 @@ func (f *forwarder) failTagged() {
 	for id, call := range f.pending {
 		if call.tagged {
 			delete(f.pending, id)
+			if call.lane != nil {
+				call.lane.broken = true // the entry may be in the snapshot
+			}
 			call.ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
 		}
 	}

@@ -27,7 +27,7 @@ func TestFwdTag(t *testing.T) {
 // pendingCall registers a call as call() would, without a connection.
 func pendingCall(f *forwarder, id uint64, tagged bool) chan *fwdResponse {
 	ch := make(chan *fwdResponse, 1)
-	f.pending[id] = fwdCall{ch: ch, tagged: tagged}
+	f.pending[id] = &fwdCall{id: id, ch: ch, tagged: tagged}
 	return ch
 }
 

@@ -61,7 +61,7 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 			return nil, true
 		}
 		c.closingSession.Store(true)
-		p.future = c.s.propose(&fsm.Command{Type: fsm.CmdCloseSession, Session: c.SessionID()})
+		p.future = c.s.proposeOn(&fsm.Command{Type: fsm.CmdCloseSession, Session: c.SessionID()}, &c.lane)
 		p.finish = func(*fsm.Result) (wire.Code, wire.Record) { return wire.OK, nil }
 		c.deferred.Add(1)
 		p.closeAfter = true
@@ -155,7 +155,7 @@ func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, co
 	cmd.Auth = c.commandAuth()
 	cmd.EnforceQuota = c.s.cfg.EnforceQuota
 	c.deferred.Add(1)
-	p.future = c.s.propose(cmd)
+	p.future = c.s.proposeOn(cmd, &c.lane)
 	p.finish = func(r *fsm.Result) (wire.Code, wire.Record) { return writeReply(op, r) }
 }
 

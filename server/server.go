@@ -347,7 +347,11 @@ func (s *Server) onApply(r *fsm.Result) {
 }
 
 // propose submits a command to Raft, stamping the leader's time.
-func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
+func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture { return s.proposeOn(cmd, nil) }
+
+// proposeOn proposes cmd for a client connection whose writes must keep
+// their order through a follower (lane, see fwdorder.go).
+func (s *Server) proposeOn(cmd *fsm.Command, lane *fwdLane) raft.ApplyFuture {
 	cmd.Time = time.Now().UnixMilli()
 	b, err := fsm.EncodeCommand(cmd)
 	if err != nil {
@@ -359,7 +363,7 @@ func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture {
 		}
 		return s.node.r.Apply(b, DefaultProposeTimeout)
 	}
-	return s.forward(b, cmd.Session, cmd.Type == fsm.CmdOps)
+	return s.forward(b, cmd.Session, cmd.Type == fsm.CmdOps, lane)
 }
 
 // apply proposes cmd and waits for its result.

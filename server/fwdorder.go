@@ -1,0 +1,194 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/internal/wire"
+)
+
+// Order of forwarded writes. ZooKeeper applies a client's requests in the
+// order the client sent them, pipelined or not. A connection's reader
+// proposes its writes one after another without waiting for their
+// results; through a follower they keep that order because:
+//
+//   - forwarder.start runs in the reader and queues the request on the
+//     leader connection's frameWriter before it returns, and frameWriter
+//     sends in the order of its calls;
+//   - the leader proposes each forwarded write in serveForward's read loop
+//     (startForward), in the order it arrived; only the wait for the
+//     result runs in a goroutine of its own.
+//
+// A write whose fate became unknown (its leader connection broke, it
+// timed out, a snapshot install swallowed its entry, the leader lost its
+// leadership) might still be applied after later writes sent on another
+// leader connection. So the client connection's lane breaks: each later
+// write of that connection fails with ConnectionLoss, which closes it,
+// as a ZooKeeper follower that loses its leader closes its clients'
+// connections. The lane also refuses a write for a new leader connection
+// while writes sent on the old one are unanswered.
+
+// fwdLane is one client connection's forwarded writes. Its fields are
+// guarded by forwarder.mu.
+type fwdLane struct {
+	conn     net.Conn // the leader connection of the writes in flight
+	inflight int      // started and not yet waited for
+	broken   bool     // a write's fate is unknown: refuse the rest
+}
+
+// errLaneBroken refuses a write after an earlier one of the same client
+// connection was lost; the client sees ConnectionLoss.
+var errLaneBroken = errors.New("paddock: an earlier write of this connection was lost on the way to the leader")
+
+// fwdCall is a call waiting for its answer.
+type fwdCall struct {
+	id     uint64
+	ch     chan *fwdResponse // buffered: one answer
+	tagged bool              // may be resolved by the local apply of its entry
+	lane   *fwdLane          // a client connection's write, or nil
+}
+
+// start sends req to the leader and returns the call to wait for. Calls
+// started one after another are sent in that order. A tagged call (a
+// write) is answered by this node's apply of its entry, or by the leader
+// if it fails.
+func (f *forwarder) start(req *fwdRequest, tagged bool, lane *fwdLane) (*fwdCall, error) {
+	for attempt := 0; ; attempt++ {
+		c, w, err := f.connect()
+		if err != nil {
+			return nil, err
+		}
+		call, err := f.register(c, req, tagged, lane)
+		if errors.Is(err, errFwdConn) && attempt == 0 {
+			continue // c broke since connect: once more, on a new one
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := w.send(req); err != nil {
+			f.mu.Lock()
+			f.failLocked(c) // and call with it, unless that happened already
+			f.mu.Unlock()
+		}
+		return call, nil
+	}
+}
+
+// register numbers req and records its call, if c is still the leader
+// connection and lane may use it.
+func (f *forwarder) register(c net.Conn, req *fwdRequest, tagged bool, lane *fwdLane) (*fwdCall, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != c {
+		return nil, errFwdConn
+	}
+	if lane != nil {
+		if lane.inflight > 0 && lane.conn != c {
+			lane.broken = true
+		}
+		if lane.broken {
+			return nil, errLaneBroken
+		}
+		lane.conn = c
+		lane.inflight++
+	}
+	f.nextID++
+	req.ID = f.nextID
+	if tagged {
+		req.Tag = fwdTag(f.epoch, req.ID)
+	}
+	call := &fwdCall{id: req.ID, ch: make(chan *fwdResponse, 1), tagged: tagged, lane: lane}
+	f.pending[req.ID] = call
+	return call, nil
+}
+
+// wait waits at most timeout for call's answer.
+func (f *forwarder) wait(call *fwdCall, timeout time.Duration) (*fwdResponse, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var resp *fwdResponse
+	select {
+	case resp = <-call.ch:
+	case <-timer.C:
+		f.mu.Lock()
+		_, waiting := f.pending[call.id]
+		delete(f.pending, call.id)
+		f.mu.Unlock()
+		if !waiting {
+			resp = <-call.ch // answered meanwhile: its sender is on its way
+		}
+	}
+	if lane := call.lane; lane != nil {
+		f.mu.Lock()
+		lane.inflight--
+		if resp == nil || resp.Err != "" {
+			lane.broken = true
+		}
+		f.mu.Unlock()
+	}
+	switch {
+	case resp == nil:
+		return nil, fmt.Errorf("paddock: leader did not answer within %v", timeout)
+	case resp.Code != wire.OK:
+		return nil, resp.Code
+	case resp.Err != "":
+		return nil, errors.New(resp.Err)
+	}
+	return resp, nil
+}
+
+// call sends req to the leader and waits for the answer.
+func (f *forwarder) call(req *fwdRequest, timeout time.Duration, tagged bool) (*fwdResponse, error) {
+	call, err := f.start(req, tagged, nil)
+	if err != nil {
+		return nil, err
+	}
+	return f.wait(call, timeout)
+}
+
+// startForward begins serving a forwarded request on the leader. A write
+// is proposed at once, so that the writes read from one follower
+// connection enter the log in the order they arrived; the returned
+// function waits for its result and builds the answer (nil: none, a
+// tagged write that succeeded).
+func (s *Server) startForward(peer string, req *fwdRequest) func() *fwdResponse {
+	if req.Kind != fwdApply {
+		return func() *fwdResponse { return s.serveForwarded(peer, req) }
+	}
+	resp := &fwdResponse{ID: req.ID}
+	answer := func() *fwdResponse { return resp }
+	switch {
+	case s.node.r.State() != raft.Leader:
+		resp.Err = errNoLeader.Error()
+		return answer
+	case req.Session != 0 && !s.ownedBy(req.Session, peer):
+		resp.Code = wire.ErrSessionMoved
+		return answer
+	}
+	f := s.node.r.ApplyLog(raft.Log{Data: req.Cmd, Extensions: req.Tag}, DefaultProposeTimeout)
+	return func() *fwdResponse {
+		r, err := resultOf(f)
+		if err != nil {
+			resp.Err = err.Error()
+			return resp
+		}
+		if r.Session != 0 {
+			s.setOwner(r.Session, peer)
+		}
+		if len(req.Tag) > 0 {
+			return nil
+		}
+		res := *r
+		res.Events = nil
+		resp.Index, resp.Result = f.Index(), &res
+		return resp
+	}
+}
+
+// handleForward serves one forwarded request; nil means no answer.
+func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
+	return s.startForward(peer, req)()
+}

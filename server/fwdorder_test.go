@@ -1,0 +1,160 @@
+package server
+
+import (
+	"bytes"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// TestClusterFollowerKeepsPipelinedWritesInOrder sends a create and then
+// setData calls, each expecting the version the previous one made, through
+// a follower in one burst without waiting for replies. ZooKeeper applies a
+// client's requests in the order it sent them, so every one must succeed;
+// a follower or leader that reordered forwarded writes would answer some
+// with BadVersion (or NoNode).
+func TestClusterFollowerKeepsPipelinedWritesInOrder(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	fol := servers[(l+1)%len(servers)]
+	require.Eventually(t, func() bool { return fol.Leader() != "" }, 10*time.Second, time.Millisecond)
+
+	nc, br := dialRaw(t, fol.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	require.NotZero(t, cr.SessionID)
+
+	const sets = 200
+	var burst bytes.Buffer
+	burst.Write(frame(&wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
+		&wire.CreateRequest{Path: "/ordered", Data: []byte("0"), ACL: wire.OpenACLUnsafe}))
+	for v := range sets {
+		burst.Write(frame(&wire.RequestHeader{Xid: int32(v + 2), Op: wire.OpSetData},
+			&wire.SetDataRequest{Path: "/ordered", Data: []byte("x"), Version: int32(v)}))
+	}
+	_, err := nc.Write(burst.Bytes())
+	require.NoError(t, err)
+	for i := range sets + 1 {
+		var h wire.ReplyHeader
+		readRecord(t, br, &h)
+		require.Equal(t, int32(i+1), h.Xid, "replies out of order")
+		require.Equal(t, wire.OK, h.Err, "request %d (xid %d) was applied out of order", i, h.Xid)
+	}
+	st, ok := fol.FSM().Exists("/ordered")
+	require.True(t, ok)
+	require.EqualValues(t, sets, st.Version)
+}
+
+// laneForwarder returns a forwarder whose leader connection is one end of
+// a pipe (nothing reads it).
+func laneForwarder(t *testing.T) (*forwarder, net.Conn) {
+	t.Helper()
+	c, other := net.Pipe()
+	t.Cleanup(func() { c.Close(); other.Close() })
+	f := newForwarder(nil)
+	f.conn = c
+	return f, c
+}
+
+// answer answers call as the leader connection's readLoop does.
+func answer(f *forwarder, call *fwdCall, resp *fwdResponse) {
+	resp.ID = call.id
+	f.mu.Lock()
+	delete(f.pending, call.id)
+	f.mu.Unlock()
+	call.ch <- resp
+}
+
+func TestFwdLaneStaysOnOneLeaderConnection(t *testing.T) {
+	f, c1 := laneForwarder(t)
+	var lane fwdLane
+	first, err := f.register(c1, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.NoError(t, err)
+	_, err = f.register(c1, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.NoError(t, err, "a second write on the same leader connection")
+	require.Equal(t, 2, lane.inflight)
+
+	// The leader connection changes while the lane's writes are unanswered.
+	c2, other := net.Pipe()
+	defer c2.Close()
+	defer other.Close()
+	f.mu.Lock()
+	f.conn = c2
+	f.mu.Unlock()
+	_, err = f.register(c2, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.ErrorIs(t, err, errLaneBroken, "a write sent on c2 could overtake those on c1")
+	require.True(t, lane.broken)
+
+	// Another connection's lane, with nothing in flight, uses c2.
+	var other2 fwdLane
+	_, err = f.register(c2, &fwdRequest{Kind: fwdApply}, true, &other2)
+	require.NoError(t, err)
+	// An answer does not mend a broken lane.
+	answer(f, first, &fwdResponse{Index: 1})
+	_, err = f.wait(first, time.Second)
+	require.NoError(t, err)
+	_, err = f.register(c2, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.ErrorIs(t, err, errLaneBroken)
+}
+
+func TestFwdLaneBreaksWhenAWritesFateIsUnknown(t *testing.T) {
+	for name, lose := range map[string]func(f *forwarder, c net.Conn, call *fwdCall){
+		"leader connection lost": func(f *forwarder, c net.Conn, call *fwdCall) {
+			f.mu.Lock()
+			f.failLocked(c)
+			f.mu.Unlock()
+			_, err := f.wait(call, time.Second)
+			require.Error(t, err)
+		},
+		"snapshot installed": func(f *forwarder, _ net.Conn, call *fwdCall) {
+			f.failTagged()
+			_, err := f.wait(call, time.Second)
+			require.Error(t, err)
+		},
+		"timed out": func(f *forwarder, _ net.Conn, call *fwdCall) {
+			_, err := f.wait(call, time.Millisecond)
+			require.ErrorContains(t, err, "did not answer")
+		},
+		"leader error": func(f *forwarder, _ net.Conn, call *fwdCall) {
+			answer(f, call, &fwdResponse{Err: raft.ErrLeadershipLost.Error()})
+			_, err := f.wait(call, time.Second)
+			require.Error(t, err)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, c := laneForwarder(t)
+			var lane fwdLane
+			call, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &lane)
+			require.NoError(t, err)
+			lose(f, c, call)
+			f.mu.Lock()
+			require.True(t, lane.broken)
+			require.Zero(t, lane.inflight)
+			require.Empty(t, f.pending)
+			f.mu.Unlock()
+		})
+	}
+}
+
+func TestFwdLaneSurvivesDefiniteAnswers(t *testing.T) {
+	f, c := laneForwarder(t)
+	var lane fwdLane
+	for i, resp := range []*fwdResponse{
+		{Index: 3, Result: &fsm.Result{}}, // applied
+		{Code: wire.ErrSessionMoved},      // refused before proposing
+		{Index: 4, Result: &fsm.Result{}},
+	} {
+		call, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &lane)
+		require.NoError(t, err, "write %d", i)
+		answer(f, call, resp)
+		_, _ = f.wait(call, time.Second)
+	}
+	require.False(t, lane.broken)
+	require.Zero(t, lane.inflight)
+}
