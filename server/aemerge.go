@@ -39,6 +39,8 @@ type mergingPipeline struct {
 	done   chan struct{}
 	once   sync.Once
 	space  chan struct{} // signalled when requests leave the queue
+	// sendMu serialises writes to inner: run's, and Close's last one.
+	sendMu sync.Mutex
 
 	mu       sync.Mutex
 	inflight []*mergeFuture // the requests of the AppendEntries on the wire
@@ -49,6 +51,9 @@ type mergingPipeline struct {
 const (
 	// maxMergedEntries bounds the entries of one merged AppendEntries.
 	maxMergedEntries = 4 * maxAppendEntries
+	// maxMergedBytes bounds the entries' data in one merged AppendEntries
+	// (a request Raft made larger than that still goes out, unmerged).
+	maxMergedBytes = 4 << 20
 	// maxQueuedAppends bounds the requests waiting behind the one in
 	// flight (as the network pipeline bounds its own, rpcMaxPipeline):
 	// Raft blocks once that many wait.
@@ -103,7 +108,16 @@ func (p *mergingPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *r
 	p.inflight = batch
 	p.mu.Unlock()
 	if err := p.send(batch); err != nil {
-		p.fail(err)
+		// As the network pipeline's: the request that could not be sent
+		// gets no answer, only this error (nothing else was queued: the
+		// queue fills only while something is in flight).
+		p.mu.Lock()
+		if p.err == nil {
+			p.err = err
+		}
+		p.inflight = nil
+		p.mu.Unlock()
+		p.signalSpace()
 		return nil, err
 	}
 	return f, nil
@@ -111,6 +125,8 @@ func (p *mergingPipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *r
 
 // send sends batch as one AppendEntries.
 func (p *mergingPipeline) send(batch []*mergeFuture) error {
+	p.sendMu.Lock()
+	defer p.sendMu.Unlock()
 	_, err := p.inner.AppendEntries(p.capReq(mergeRequests(batch)), new(raft.AppendEntriesResponse))
 	return err
 }
@@ -143,29 +159,49 @@ func lastOf(r *raft.AppendEntriesRequest) uint64 {
 }
 
 // takeQueue removes and returns the queued requests that merge into one
-// AppendEntries: each continues the one before it, in the same term, up to
-// maxMergedEntries entries (at least one request).
+// AppendEntries (see mergeable).
 func (p *mergingPipeline) takeQueue() []*mergeFuture {
-	if len(p.queue) == 0 {
-		return nil
-	}
-	k, entries := 1, len(p.queue[0].req.Entries)
-	for ; k < len(p.queue); k++ {
-		prev, next := p.queue[k-1].req, p.queue[k].req
-		if next.Term != prev.Term || next.PrevLogEntry != lastOf(prev) ||
-			entries+len(next.Entries) > maxMergedEntries {
-			break
-		}
-		entries += len(next.Entries)
-	}
-	batch := p.queue[:k:k]
-	p.queue = append([]*mergeFuture(nil), p.queue[k:]...)
+	batch, rest := mergeable(p.queue)
+	p.queue = rest
 	return batch
 }
 
-// run takes each answer, sends what waited, and hands Raft one answer per
-// request. After an answer that is not a success (Raft stops the pipeline
-// at it), nothing more is sent and the waiting requests fail.
+// mergeable splits q into the requests at its head that merge into one
+// AppendEntries, each continuing the one before it in the same term, up
+// to maxMergedEntries entries and maxMergedBytes of data (at least one
+// request), and the rest.
+func mergeable(q []*mergeFuture) (batch, rest []*mergeFuture) {
+	if len(q) == 0 {
+		return nil, nil
+	}
+	k, entries, size := 1, len(q[0].req.Entries), dataSize(q[0].req)
+	for ; k < len(q); k++ {
+		prev, next := q[k-1].req, q[k].req
+		n := dataSize(next)
+		if next.Term != prev.Term || next.PrevLogEntry != lastOf(prev) ||
+			entries+len(next.Entries) > maxMergedEntries || size+n > maxMergedBytes {
+			break
+		}
+		entries += len(next.Entries)
+		size += n
+	}
+	return q[:k:k], append([]*mergeFuture(nil), q[k:]...)
+}
+
+// dataSize is the size of a request's entries' data.
+func dataSize(r *raft.AppendEntriesRequest) int {
+	n := 0
+	for _, e := range r.Entries {
+		n += len(e.Data) + len(e.Extensions)
+	}
+	return n
+}
+
+// run takes each answer, hands Raft one answer per request, and sends
+// what waited. The answers go first: Raft counts them towards commits
+// while the next AppendEntries is encoded and written. After an answer
+// that is not a success (Raft stops the pipeline at it), nothing more is
+// sent and the waiting requests fail.
 func (p *mergingPipeline) run() {
 	in := p.inner.Consumer()
 	for {
@@ -192,10 +228,6 @@ func (p *mergingPipeline) run() {
 			}
 		}
 		p.mu.Unlock()
-		var serr error
-		if next != nil {
-			serr = p.send(next)
-		}
 		for _, f := range batch {
 			f.complete(resp, err)
 			select {
@@ -203,6 +235,10 @@ func (p *mergingPipeline) run() {
 			case <-p.done:
 				return
 			}
+		}
+		var serr error
+		if next != nil {
+			serr = p.send(next)
 		}
 		if !ok || serr != nil {
 			p.fail(serr)
@@ -243,9 +279,29 @@ func (p *mergingPipeline) signalSpace() {
 // Consumer returns the answered requests, in the order they were made.
 func (p *mergingPipeline) Consumer() <-chan raft.AppendFuture { return p.out }
 
-// Close stops the pipeline and closes the network pipeline.
+// Close stops the pipeline and closes the network pipeline. Requests
+// still queued behind the one in flight are sent first, without waiting
+// for answers: Raft's last, best-effort send to a follower it stops
+// replicating to (the configuration entry that removes it) is often
+// among them, and the network pipeline would have written it already.
 func (p *mergingPipeline) Close() error {
-	p.once.Do(func() { close(p.done) })
+	p.once.Do(func() {
+		p.mu.Lock()
+		var rest []*mergeFuture
+		if p.err == nil {
+			rest, p.queue = p.queue, nil
+			p.err = errPipelineClosed
+		}
+		p.mu.Unlock()
+		for len(rest) > 0 {
+			var batch []*mergeFuture
+			batch, rest = mergeable(rest)
+			if p.send(batch) != nil {
+				break
+			}
+		}
+		close(p.done)
+	})
 	return p.inner.Close()
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -19,6 +20,10 @@ type fakePipeline struct {
 	mu       sync.Mutex
 	inflight []*mergeFuture
 	closed   bool
+	// failSend, if set, fails every send; hold, if set, makes a send wait
+	// until it is closed.
+	failSend error
+	hold     chan struct{}
 }
 
 func newFakePipeline() *fakePipeline {
@@ -26,6 +31,15 @@ func newFakePipeline() *fakePipeline {
 }
 
 func (f *fakePipeline) AppendEntries(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) (raft.AppendFuture, error) {
+	f.mu.Lock()
+	failSend, hold := f.failSend, f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	if failSend != nil {
+		return nil, failSend
+	}
 	fut := &mergeFuture{req: args, resp: resp, done: make(chan struct{})}
 	f.mu.Lock()
 	f.inflight = append(f.inflight, fut)
@@ -56,6 +70,14 @@ func appendReq(term, prev, first, last, commit uint64) *raft.AppendEntriesReques
 	r := &raft.AppendEntriesRequest{Term: term, PrevLogEntry: prev, PrevLogTerm: term, LeaderCommitIndex: commit}
 	for i := first; i <= last; i++ {
 		r.Entries = append(r.Entries, &raft.Log{Index: i, Term: term})
+	}
+	return r
+}
+
+// withData gives each of r's entries n bytes of data.
+func withData(r *raft.AppendEntriesRequest, n int) *raft.AppendEntriesRequest {
+	for _, e := range r.Entries {
+		e.Data = make([]byte, n)
 	}
 	return r
 }
@@ -161,16 +183,18 @@ func TestMergingPipelineMergesOnlyContiguousRequests(t *testing.T) {
 		appendReq(3, 22, 23, 23, 9), // another term
 		appendReq(3, 23, 24, 24, 9),
 		big, // too many to merge with the one before
+		withData(appendReq(3, big.Entries[len(big.Entries)-1].Index, 300, 300, 9), maxMergedBytes/2),
+		withData(appendReq(3, 300, 301, 301, 9), maxMergedBytes/2+1), // too large to merge
 	} {
 		_, err := p.AppendEntries(r, new(raft.AppendEntriesResponse))
 		require.NoError(t, err)
 	}
-	want := [][]uint64{{11}, {12}, {21, 22}, {23, 24}, entryIndexes(big)}
+	want := [][]uint64{{11}, {12}, {21, 22}, {23, 24}, entryIndexes(big), {300}, {301}}
 	for _, w := range want {
 		require.Equal(t, w, entryIndexes(recvSent(t, inner)))
 		inner.answer(t, raft.AppendEntriesResponse{Term: 3, Success: true})
 	}
-	for range 7 {
+	for range 9 {
 		recvAnswer(t, p)
 	}
 }
@@ -260,6 +284,60 @@ func TestMergingPipelineCloseStopsIt(t *testing.T) {
 	inner.mu.Unlock()
 	_, err = p.AppendEntries(appendReq(2, 11, 12, 12, 9), new(raft.AppendEntriesResponse))
 	require.ErrorIs(t, err, errPipelineClosed)
+}
+
+// A request that cannot be sent gets the error and no answer, as the
+// network pipeline does it: Raft stops the pipeline at the error and must
+// not meet the request again on the Consumer.
+func TestMergingPipelineFailedSendIsNotAnswered(t *testing.T) {
+	inner := newFakePipeline()
+	inner.failSend = errors.New("connection reset")
+	p := newMergingPipeline(inner, noCap)
+	defer p.Close()
+	_, err := p.AppendEntries(appendReq(2, 10, 11, 11, 9), new(raft.AppendEntriesResponse))
+	require.ErrorIs(t, err, inner.failSend)
+	require.Never(t, func() bool { return len(p.Consumer()) > 0 }, 50*time.Millisecond, time.Millisecond)
+	_, err = p.AppendEntries(appendReq(2, 11, 12, 12, 9), new(raft.AppendEntriesResponse))
+	require.ErrorIs(t, err, inner.failSend, "the pipeline stays broken")
+}
+
+// Raft gets an answer before the next AppendEntries is written, so its
+// commit does not wait for that write.
+func TestMergingPipelineAnswersBeforeItSendsMore(t *testing.T) {
+	inner := newFakePipeline()
+	p := newMergingPipeline(inner, noCap)
+	defer p.Close()
+	first := appendReq(2, 10, 11, 11, 9)
+	for _, r := range []*raft.AppendEntriesRequest{first, appendReq(2, 11, 12, 12, 9)} {
+		_, err := p.AppendEntries(r, new(raft.AppendEntriesResponse))
+		require.NoError(t, err)
+	}
+	recvSent(t, inner)
+	hold := make(chan struct{})
+	inner.mu.Lock()
+	inner.hold = hold
+	inner.mu.Unlock()
+	inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: true})
+	require.Same(t, first, recvAnswer(t, p).Request(), "answered while the next send is held")
+	close(hold)
+	require.Equal(t, []uint64{12}, entryIndexes(recvSent(t, inner)))
+}
+
+// Close sends what still waits behind the AppendEntries in flight (Raft's
+// last send to a follower it stops replicating to), merged.
+func TestMergingPipelineCloseSendsWhatWaits(t *testing.T) {
+	inner := newFakePipeline()
+	p := newMergingPipeline(inner, noCap)
+	for _, r := range []*raft.AppendEntriesRequest{appendReq(2, 10, 11, 11, 9),
+		appendReq(2, 11, 12, 12, 9), appendReq(2, 12, 13, 14, 11)} {
+		_, err := p.AppendEntries(r, new(raft.AppendEntriesResponse))
+		require.NoError(t, err)
+	}
+	require.Equal(t, []uint64{11}, entryIndexes(recvSent(t, inner)))
+	require.NoError(t, p.Close())
+	last := recvSent(t, inner)
+	require.Equal(t, []uint64{12, 13, 14}, entryIndexes(last))
+	require.Equal(t, uint64(11), last.LeaderCommitIndex)
 }
 
 // TestClusterMergesAppendEntriesForABusyFollower holds one follower's
