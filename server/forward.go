@@ -144,12 +144,15 @@ func (s *Server) serveForwarded(peer string, req *fwdRequest) *fwdResponse {
 type forwarder struct {
 	s *Server
 
+	dialMu sync.Mutex // held while dialing (connect)
+
 	mu      sync.Mutex
 	conn    net.Conn
 	w       *frameWriter // conn's
 	target  string
 	nextID  uint64
 	pending map[uint64]*fwdCall
+	closed  bool // close was called: no more connections
 	// epoch is in the tags of this forwarder's writes (fwdlocal.go).
 	epoch uint64
 }
@@ -159,27 +162,55 @@ func newForwarder(s *Server) *forwarder {
 }
 
 // connect returns a connection to the current leader and its writer,
-// dialing if needed.
+// dialing if needed. It dials without f.mu (dialMu keeps it to one dial at
+// a time): the FSM goroutine takes f.mu to resolve this node's forwarded
+// writes (resolveLocal), and a dial may take seconds.
 func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
 	addr, _ := f.s.node.r.LeaderWithID()
 	if addr == "" {
 		return nil, nil, errNoLeader
 	}
+	if c, w := f.current(string(addr)); c != nil {
+		return c, w, nil
+	}
+	f.dialMu.Lock()
+	defer f.dialMu.Unlock()
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.conn != nil && f.target == string(addr) {
-		return f.conn, f.w, nil
+		defer f.mu.Unlock()
+		return f.conn, f.w, nil // another caller dialed meanwhile
 	}
 	if f.conn != nil {
-		f.failLocked(f.conn)
+		f.failLocked(f.conn) // to the previous leader: send nothing more there
+	}
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return nil, nil, errFwdConn
 	}
 	c, err := f.s.mux.dial(streamForward, string(addr), 2*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		_ = c.Close()
+		return nil, nil, errFwdConn
+	}
 	f.conn, f.w, f.target = c, newFrameWriter(c, f.s.cfg.WriteTimeout), string(addr)
 	go f.readLoop(c)
 	return c, f.w, nil
+}
+
+// current returns the leader connection if it goes to addr.
+func (f *forwarder) current(addr string) (net.Conn, *frameWriter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil && f.target == addr {
+		return f.conn, f.w
+	}
+	return nil, nil
 }
 
 func (f *forwarder) readLoop(c net.Conn) {
@@ -234,6 +265,7 @@ func (f *forwarder) touch(ids []int64) {
 func (f *forwarder) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true
 	if f.conn != nil {
 		f.failLocked(f.conn)
 	}
