@@ -21,8 +21,9 @@
 //     answers only failures (fwdlocal.go). A connection's writes reach
 //     the log in the order it sent them, through a follower too: the
 //     follower sends them in order on one leader connection and the leader
-//     proposes them as it reads them; after a write whose fate is unknown
-//     the connection's later writes fail and it closes (fwdorder.go).
+//     proposes them as it reads them; after a write whose fate is unknown,
+//     or when the leader changes under unanswered writes, the connection's
+//     later writes fail and it closes (fwdorder.go).
 //     sync makes the local node catch up with the last committed write.
 //   - A leader keeps one AppendEntries in flight per follower and sends
 //     what Raft hands it meanwhile as one, merged, when the answer comes

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -28,15 +29,72 @@ import (
 // leader connection. So the client connection's lane breaks: each later
 // write of that connection fails with ConnectionLoss, which closes it,
 // as a ZooKeeper follower that loses its leader closes its clients'
-// connections. The lane also refuses a write for a new leader connection
-// while writes sent on the old one are unanswered.
+// connections. For the same reason the lane keeps a connection's writes
+// on one route while any is unanswered: one leader connection, or this
+// node's own Raft while it leads. A write for another route (the leader
+// changed, this node became leader or stopped leading) breaks it too.
 
-// fwdLane is one client connection's forwarded writes. Its fields are
+// fwdLane is one client connection's writes in a cluster. Its fields are
 // guarded by forwarder.mu.
 type fwdLane struct {
-	conn     net.Conn // the leader connection of the writes in flight
-	inflight int      // started and not yet waited for
-	broken   bool     // a write's fate is unknown: refuse the rest
+	route    any  // of the writes in flight: a leader net.Conn, or localRoute
+	inflight int  // started and not yet answered
+	broken   bool // a write's fate is unknown: refuse the rest
+}
+
+// localRoute is the route of writes this node proposes as leader.
+var localRoute = new(int)
+
+// enter records a write of lane on route, or breaks the lane if writes
+// on another route are unanswered. It reports whether the write may go.
+func (l *fwdLane) enter(route any) bool {
+	if l.inflight > 0 && l.route != route {
+		l.broken = true
+	}
+	if l.broken {
+		return false
+	}
+	l.route = route
+	l.inflight++
+	return true
+}
+
+// leave records the answer to a write of lane; lost: its fate is unknown.
+func (l *fwdLane) leave(lost bool) {
+	l.inflight--
+	if lost {
+		l.broken = true
+	}
+}
+
+// proposeLocal proposes a write of lane on this node's Raft (it leads).
+func (f *forwarder) proposeLocal(lane *fwdLane, propose func() raft.ApplyFuture) raft.ApplyFuture {
+	f.mu.Lock()
+	ok := lane.enter(localRoute)
+	f.mu.Unlock()
+	if !ok {
+		return errFuture{errLaneBroken}
+	}
+	return &laneFuture{ApplyFuture: propose(), f: f, lane: lane}
+}
+
+// laneFuture is a write proposed on this node's Raft for a lane; the
+// first Error (the connection's writer asks it first) records the answer.
+type laneFuture struct {
+	raft.ApplyFuture
+	f    *forwarder
+	lane *fwdLane
+	once sync.Once
+}
+
+func (l *laneFuture) Error() error {
+	err := l.ApplyFuture.Error()
+	l.once.Do(func() {
+		l.f.mu.Lock()
+		l.lane.leave(err != nil)
+		l.f.mu.Unlock()
+	})
+	return err
 }
 
 // errLaneBroken refuses a write after an earlier one of the same client
@@ -85,15 +143,8 @@ func (f *forwarder) register(c net.Conn, req *fwdRequest, tagged bool, lane *fwd
 	if f.conn != c {
 		return nil, errFwdConn
 	}
-	if lane != nil {
-		if lane.inflight > 0 && lane.conn != c {
-			lane.broken = true
-		}
-		if lane.broken {
-			return nil, errLaneBroken
-		}
-		lane.conn = c
-		lane.inflight++
+	if lane != nil && !lane.enter(c) {
+		return nil, errLaneBroken
 	}
 	f.nextID++
 	req.ID = f.nextID
@@ -121,12 +172,9 @@ func (f *forwarder) wait(call *fwdCall, timeout time.Duration) (*fwdResponse, er
 			resp = <-call.ch // answered meanwhile: its sender is on its way
 		}
 	}
-	if lane := call.lane; lane != nil {
+	if call.lane != nil {
 		f.mu.Lock()
-		lane.inflight--
-		if resp == nil || resp.Err != "" {
-			lane.broken = true
-		}
+		call.lane.leave(resp == nil || resp.Err != "")
 		f.mu.Unlock()
 	}
 	switch {

@@ -79,6 +79,7 @@ func TestFwdLaneStaysOnOneLeaderConnection(t *testing.T) {
 	_, err = f.register(c1, &fwdRequest{Kind: fwdApply}, true, &lane)
 	require.NoError(t, err, "a second write on the same leader connection")
 	require.Equal(t, 2, lane.inflight)
+	require.Same(t, c1, lane.route)
 
 	// The leader connection changes while the lane's writes are unanswered.
 	c2, other := net.Pipe()
@@ -157,4 +158,33 @@ func TestFwdLaneSurvivesDefiniteAnswers(t *testing.T) {
 	}
 	require.False(t, lane.broken)
 	require.Zero(t, lane.inflight)
+}
+
+// A connection's writes stay on one route while any is unanswered: this
+// node's own Raft (it leads) or one leader connection.
+func TestFwdLaneSwitchesRouteOnlyWhenIdle(t *testing.T) {
+	f, c := laneForwarder(t)
+	var lane fwdLane
+	applied := errFuture{} // a local write that succeeded
+	f.proposeLocal(&lane, func() raft.ApplyFuture { return applied }) // unanswered
+	require.Equal(t, 1, lane.inflight)
+	_, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.ErrorIs(t, err, errLaneBroken, "a forwarded write could overtake the local one")
+
+	var idle fwdLane
+	lf := f.proposeLocal(&idle, func() raft.ApplyFuture { return applied })
+	require.NoError(t, lf.Error())
+	require.NoError(t, lf.Error(), "asked twice, counted once")
+	require.Zero(t, idle.inflight)
+	call, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &idle)
+	require.NoError(t, err, "nothing in flight: the route may change")
+	refused := f.proposeLocal(&idle, func() raft.ApplyFuture { t.Fatal("proposed"); return nil })
+	require.ErrorIs(t, refused.Error(), errLaneBroken, "a local write could overtake the forwarded one")
+	answer(f, call, &fwdResponse{Index: 1})
+	_, _ = f.wait(call, time.Second)
+
+	var failing fwdLane
+	lf = f.proposeLocal(&failing, func() raft.ApplyFuture { return errFuture{raft.ErrLeadershipLost} })
+	require.ErrorIs(t, lf.Error(), raft.ErrLeadershipLost)
+	require.True(t, failing.broken, "a local write lost with the leadership breaks the lane")
 }

@@ -361,6 +361,9 @@ func (s *Server) proposeOn(cmd *fsm.Command, lane *fwdLane) raft.ApplyFuture {
 		if cmd.Type != fsm.CmdExpireSession && cmd.Session != 0 && !s.ownedBy(cmd.Session, s.cfg.ID) {
 			return errFuture{wire.ErrSessionMoved}
 		}
+		if lane != nil && s.fwd != nil {
+			return s.fwd.proposeLocal(lane, func() raft.ApplyFuture { return s.node.r.Apply(b, DefaultProposeTimeout) })
+		}
 		return s.node.r.Apply(b, DefaultProposeTimeout)
 	}
 	return s.forward(b, cmd.Session, cmd.Type == fsm.CmdOps, lane)
