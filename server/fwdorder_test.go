@@ -165,7 +165,7 @@ func TestFwdLaneSurvivesDefiniteAnswers(t *testing.T) {
 func TestFwdLaneSwitchesRouteOnlyWhenIdle(t *testing.T) {
 	f, c := laneForwarder(t)
 	var lane fwdLane
-	applied := errFuture{} // a local write that succeeded
+	applied := errFuture{}                                            // a local write that succeeded
 	f.proposeLocal(&lane, func() raft.ApplyFuture { return applied }) // unanswered
 	require.Equal(t, 1, lane.inflight)
 	_, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &lane)
