@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/session"
 )
 
@@ -176,12 +177,14 @@ func (s *Server) setOwner(id int64, peer string) {
 	}
 }
 
-// touchFromPeer applies a follower's batch of session touches.
-func (s *Server) touchFromPeer(peer string, ids []int64) {
+// touchFromPeer applies a follower's batch of session touches, whoever
+// owns the sessions, as ZooKeeper's leader takes its learners' pings: an
+// attach that arrives late from a node the client has left would
+// otherwise make the leader ignore the node the client now uses, and
+// expire a live session (ownership only guards writes, SessionMoved).
+func (s *Server) touchFromPeer(_ string, ids []int64) {
 	for _, id := range ids {
-		if s.ownedBy(id, peer) {
-			s.tracker.Touch(id)
-		}
+		s.tracker.Touch(id)
 	}
 }
 
@@ -195,15 +198,25 @@ func (s *Server) touch(id int64) {
 }
 
 // attach tells the leader that this node now serves session id, so a
-// stale connection elsewhere gets SessionMoved.
+// stale connection elsewhere gets SessionMoved. The leader validates the
+// session as ZooKeeper's does a learner's re-validation: one that is gone
+// or being expired answers ErrSessionExpired; otherwise the touch gives it
+// a fresh timeout, so it cannot expire right after.
 func (s *Server) attach(id int64) error {
 	if !s.cfg.clustered() || s.isLeader() {
-		s.setOwner(id, s.cfg.ID)
-		s.tracker.Touch(id)
-		return nil
+		return s.attachHere(id, s.cfg.ID)
 	}
 	_, err := s.fwd.call(&fwdRequest{Kind: fwdAttach, Session: id}, DefaultProposeTimeout, false)
 	return err
+}
+
+// attachHere is attach on the leader, for a client of node peer.
+func (s *Server) attachHere(id int64, peer string) error {
+	if !s.tracker.Touch(id) {
+		return wire.ErrSessionExpired
+	}
+	s.setOwner(id, peer)
+	return nil
 }
 
 // syncIndex returns the index a sync must wait for: the last write

@@ -132,8 +132,9 @@ func (s *Server) serveForwarded(peer string, req *fwdRequest) *fwdResponse {
 			resp.Err = err.Error()
 		}
 	case fwdAttach:
-		s.setOwner(req.Session, peer)
-		s.tracker.Touch(req.Session)
+		if err := s.attachHere(req.Session, peer); err != nil {
+			resp.Code = wire.ErrSessionExpired
+		}
 	default:
 		resp.Err = fmt.Sprintf("unknown forward kind %d", req.Kind)
 	}

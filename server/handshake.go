@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+
 	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
 )
@@ -49,27 +51,43 @@ func (c *conn) handshake(frame []byte) bool {
 	} else if known && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
 		c.s.awaitReaders(req.SessionID)
-		if err := c.s.attach(req.SessionID); err != nil {
+		if err := c.s.attach(req.SessionID); errors.Is(err, wire.ErrSessionExpired) {
+			// Expired meanwhile (or being expired): as for an unknown one.
+			resp, ok = expiredReply(req.HasReadOnly), false
+		} else if err != nil {
 			c.logDrop("re-attach session", err)
 			return false
 		}
 	} else {
-		resp = wire.ConnectResponse{Passwd: make([]byte, fsm.PasswordLen), HasReadOnly: req.HasReadOnly}
-		ok = false
+		resp, ok = expiredReply(req.HasReadOnly), false
 	}
 	return c.connectReply(resp, ok)
 }
 
+// expiredReply answers a session that is unknown, expired or has the wrong
+// password: timeout 0, which the client reports as Expired.
+func expiredReply(hasReadOnly bool) wire.ConnectResponse {
+	return wire.ConnectResponse{Passwd: make([]byte, fsm.PasswordLen), HasReadOnly: hasReadOnly}
+}
+
 func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
+	if ok {
+		if h := c.s.cfg.hooks; h != nil && h.beforeBind != nil {
+			h.beforeBind(resp.SessionID)
+		}
+		c.s.bind(resp.SessionID, c)
+		c.s.addReader(resp.SessionID, c)
+		// An expiry applied after the session was checked found no
+		// connection bound to close: check again now that this one is.
+		if _, live := c.s.fsm.Session(resp.SessionID); !live && !c.readOnly.Load() {
+			resp, ok = expiredReply(resp.HasReadOnly), false
+		}
+	}
+	c.timeout = resp.TimeOut
 	var e wire.Encoder
 	start := e.BeginFrame()
 	resp.Encode(&e)
 	e.EndFrame(start)
-	c.timeout = resp.TimeOut
-	if ok {
-		c.s.bind(resp.SessionID, c)
-		c.s.addReader(resp.SessionID, c)
-	}
 	c.enqueue(e.Bytes())
 	if err := c.flush(); err != nil {
 		c.logDrop("handshake reply", err)

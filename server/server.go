@@ -339,6 +339,9 @@ func (s *Server) onApply(r *fsm.Result) {
 	}
 	if r.Closed != 0 {
 		s.tracker.Remove(r.Closed)
+		s.mu.Lock()
+		delete(s.owners, r.Closed)
+		s.mu.Unlock()
 		s.watches.ForgetSession(r.Closed) // its notification counters
 		if c := s.connOf(r.Closed); c != nil {
 			c.sessionGone()
@@ -358,7 +361,7 @@ func (s *Server) proposeOn(cmd *fsm.Command, lane *fwdLane) raft.ApplyFuture {
 		return errFuture{err}
 	}
 	if s.isLeader() || !s.cfg.clustered() {
-		if cmd.Type != fsm.CmdExpireSession && cmd.Session != 0 && !s.ownedBy(cmd.Session, s.cfg.ID) {
+		if owner := ownerChecked(cmd); owner != 0 && !s.ownedBy(owner, s.cfg.ID) {
 			return errFuture{wire.ErrSessionMoved}
 		}
 		if lane != nil && s.fwd != nil {
@@ -366,7 +369,18 @@ func (s *Server) proposeOn(cmd *fsm.Command, lane *fwdLane) raft.ApplyFuture {
 		}
 		return s.node.r.Apply(b, DefaultProposeTimeout)
 	}
-	return s.forward(b, cmd.Session, cmd.Type == fsm.CmdOps, lane)
+	return s.forward(b, ownerChecked(cmd), cmd.Type == fsm.CmdOps, lane)
+}
+
+// ownerChecked is the session whose ownership the leader checks before it
+// proposes cmd (SessionMoved), or 0. As ZooKeeper, it checks neither an
+// expiry nor a closeSession: the last request of a session is accepted
+// from any node.
+func ownerChecked(cmd *fsm.Command) int64 {
+	if cmd.Type == fsm.CmdExpireSession || cmd.Type == fsm.CmdCloseSession {
+		return 0
+	}
+	return cmd.Session
 }
 
 // apply proposes cmd and waits for its result.

@@ -22,6 +22,7 @@ import "time"
 type testHooks struct {
 	beforeHandle   func(frame []byte) // a reader read a request frame
 	awaitedReaders func()             // a re-attach found older readers to wait for
+	beforeBind     func(session int64) // a handshake is about to bind its session
 }
 
 // addReader records that c reads requests of session id.

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/session"
+	"github.com/stretchr/testify/require"
+)
+
+// attachServer starts a standalone server with cfg adjusted by adjust.
+func attachServer(t *testing.T, adjust func(*Config)) *Server {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// connectRaw opens a session (id 0) or re-attaches one and returns the
+// answer.
+func connectRaw(t *testing.T, srv *Server, id int64, passwd []byte) wire.ConnectResponse {
+	t.Helper()
+	if passwd == nil {
+		passwd = make([]byte, 16)
+	}
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, SessionID: id, Passwd: passwd})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	return cr
+}
+
+// A re-attach of a session the leader is expiring (the tracker handed it
+// out, or dropped it, and the closeSession is on its way) is answered as
+// expired, as ZooKeeper's leader refuses to re-validate a closing session;
+// a live one is re-attached and its timeout starts afresh.
+func TestReattachOfAnExpiringSessionIsExpired(t *testing.T) {
+	srv := attachServer(t, nil)
+	live := connectRaw(t, srv, 0, nil)
+	require.NotZero(t, live.SessionID)
+	again := connectRaw(t, srv, live.SessionID, live.Passwd)
+	require.Equal(t, live.SessionID, again.SessionID)
+	require.NotZero(t, again.TimeOut)
+
+	dying := connectRaw(t, srv, 0, nil)
+	srv.tracker.Remove(dying.SessionID) // as the expirer does before it proposes the expiry
+	_, inFSM := srv.fsm.Session(dying.SessionID)
+	require.True(t, inFSM, "the expiry is not applied yet")
+	cr := connectRaw(t, srv, dying.SessionID, dying.Passwd)
+	require.Zero(t, cr.TimeOut, "a session being expired was re-attached")
+	require.Zero(t, cr.SessionID)
+}
+
+// An expiry applied after the handshake checked the session, but before
+// it bound the connection, finds no connection to close: the handshake
+// checks again once bound, and answers expired.
+func TestReattachRacingAnExpiryIsExpired(t *testing.T) {
+	var srv *Server
+	var target atomic.Int64
+	srv = attachServer(t, func(cfg *Config) {
+		cfg.hooks = &testHooks{beforeBind: func(id int64) {
+			if id == target.Load() {
+				require.NoError(t, srv.ExpireSession(id))
+			}
+		}}
+	})
+	s := connectRaw(t, srv, 0, nil)
+	target.Store(s.SessionID)
+	cr := connectRaw(t, srv, s.SessionID, s.Passwd)
+	require.Zero(t, cr.TimeOut, "the re-attach of a session expired meanwhile succeeded")
+}
+
+// The leader takes a touch from any node, as ZooKeeper takes its learners'
+// pings: after a late attach from a node the client has left, the touches
+// from the node it uses still keep the session alive.
+func TestLeaderTakesTouchesFromAnyNode(t *testing.T) {
+	clock := session.NewManualClock(time.Unix(1000, 0))
+	srv := attachServer(t, func(cfg *Config) { cfg.Clock = clock })
+	res, err := srv.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: 4000})
+	require.NoError(t, err)
+	id := res.Session
+	deadline := func() time.Time {
+		for _, si := range srv.tracker.Sessions() {
+			if si.ID == id {
+				return si.Deadline
+			}
+		}
+		t.Fatalf("session 0x%x not tracked", id)
+		return time.Time{}
+	}
+	before := deadline()
+	srv.setOwner(id, "a node the client left")
+	clock.Advance(3 * time.Second)
+	srv.touchFromPeer("the node the client uses", []int64{id})
+	require.True(t, deadline().After(before), "the touch was ignored: the session expires at %v", before)
+}
+
+// closeSession is accepted from any node, as ZooKeeper's leader does not
+// check the owner of a session's last request.
+func TestCloseSessionIsNotOwnerChecked(t *testing.T) {
+	srv := attachServer(t, nil)
+	res, err := srv.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: 4000})
+	require.NoError(t, err)
+	id := res.Session
+	srv.setOwner(id, "another node")
+	_, err = srv.apply(&fsm.Command{Type: fsm.CmdOps, Session: id,
+		Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/moved", ACL: wire.OpenACLUnsafe}}})
+	require.ErrorIs(t, err, wire.ErrSessionMoved, "a write is owner-checked")
+	_, err = srv.apply(&fsm.Command{Type: fsm.CmdCloseSession, Session: id})
+	require.NoError(t, err)
+	_, live := srv.fsm.Session(id)
+	require.False(t, live)
+	srv.mu.Lock()
+	require.NotContains(t, srv.owners, id, "a closed session's owner is forgotten")
+	srv.mu.Unlock()
+}
