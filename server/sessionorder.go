@@ -20,8 +20,8 @@ import "time"
 
 // testHooks let this package's tests stop a connection at chosen points.
 type testHooks struct {
-	beforeHandle   func(frame []byte) // a reader read a request frame
-	awaitedReaders func()             // a re-attach found older readers to wait for
+	beforeHandle   func(frame []byte)  // a reader read a request frame
+	awaitedReaders func()              // a re-attach found older readers to wait for
 	beforeBind     func(session int64) // a handshake is about to bind its session
 }
 
