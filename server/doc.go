@@ -25,6 +25,8 @@
 //     or when the leader changes under unanswered writes, the connection's
 //     later writes fail and it closes (fwdorder.go).
 //     sync makes the local node catch up with the last committed write.
+//     A follower that installs a snapshot closes its client connections
+//     (snapshotInstalled): the tree changed without watch events.
 //   - A leader keeps one AppendEntries in flight per follower and sends
 //     what Raft hands it meanwhile as one, merged, when the answer comes
 //     (aemerge.go); Raft gets one answer per request, in order.

@@ -27,7 +27,9 @@ func TestFwdTag(t *testing.T) {
 // pendingCall registers a call as call() would, without a connection.
 func pendingCall(f *forwarder, id uint64, tagged bool) chan *fwdResponse {
 	ch := make(chan *fwdResponse, 1)
+	f.mu.Lock()
 	f.pending[id] = &fwdCall{id: id, ch: ch, tagged: tagged}
+	f.mu.Unlock()
 	return ch
 }
 
@@ -152,4 +154,29 @@ func TestClusterForwardedWriteResolvedByFollowerApply(t *testing.T) {
 	resp = lead.handleForward(peer, &fwdRequest{ID: 3, Kind: fwdApply, Session: 99, Cmd: create("/v"), Tag: fwdTag(7, 3)})
 	require.NotNil(t, resp, "a tagged write that failed is answered")
 	require.True(t, errors.Is(resp.Code, wire.ErrSessionMoved), "%v", resp.Code)
+}
+
+// Installing the leader's snapshot changes the tree without events, so a
+// follower drops every client connection (sessions live on): the clients
+// reconnect and re-register their watches with the last zxid they saw,
+// which fires what they missed. Writes it waits to apply fail too.
+func TestSnapshotInstallDropsClientConnections(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	fol := servers[(l+1)%len(servers)]
+	require.Eventually(t, func() bool { return fol.Leader() != "" }, 10*time.Second, time.Millisecond)
+
+	nc, br := dialRaw(t, fol.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	require.NotZero(t, cr.SessionID)
+	waiting := pendingCall(fol.fwd, 1<<40, true)
+
+	fol.snapshotInstalled()
+	_, err := br.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the client connection stays open after the snapshot install")
+	require.Contains(t, (<-waiting).Err, "connection to the leader lost")
+	_, live := fol.FSM().Session(cr.SessionID)
+	require.True(t, live, "the session lives on")
 }

@@ -154,7 +154,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 	if fwd != nil {
 		rfsm = &tagFSM{inner: rfsm, applied: func(l *raft.Log, out interface{}) {
 			fwd.resolveLocal(l.Extensions, l.Index, out)
-		}, restored: fwd.failTagged}
+		}, restored: fwd.s.snapshotInstalled}
 	}
 	r, err := raft.NewRaft(rc, rfsm, logs, stable, snaps, trans)
 	if err != nil {

@@ -474,6 +474,19 @@ func (s *Server) dropConnections(which func(*conn) bool) {
 	}
 }
 
+// snapshotInstalled runs on Raft's FSM goroutine once a snapshot from the
+// leader replaced this node's state. The tree changed without events, so
+// watches armed against the old state would never fire: every client
+// connection is closed (sessions live on), as a ZooKeeper follower that
+// syncs from a snapshot restarts and drops its clients; they reconnect and
+// re-register their watches with the last zxid they saw (setWatches),
+// which fires what they missed. Writes this node forwarded and is waiting
+// to apply fail too (failTagged): their entries may be in the snapshot.
+func (s *Server) snapshotInstalled() {
+	s.fwd.failTagged()
+	s.dropConnections(func(*conn) bool { return true })
+}
+
 // DropSession closes the connection of session id, if any; the session
 // lives on.
 func (s *Server) DropSession(id int64) {
