@@ -161,16 +161,7 @@ func TestClusterForwardedWriteResolvedByFollowerApply(t *testing.T) {
 // reconnect and re-register their watches with the last zxid they saw,
 // which fires what they missed. Writes it waits to apply fail too.
 func TestSnapshotInstallDropsClientConnections(t *testing.T) {
-	servers, _ := startHeldCluster(t)
-	l := clusterLeader(t, servers)
-	fol := servers[(l+1)%len(servers)]
-	require.Eventually(t, func() bool { return fol.Leader() != "" }, 10*time.Second, time.Millisecond)
-
-	nc, br := dialRaw(t, fol.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
-	require.NotZero(t, cr.SessionID)
+	fol, _, br, cr := followerSession(t)
 	waiting := pendingCall(fol.fwd, 1<<40, true)
 
 	fol.snapshotInstalled()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"net"
 	"testing"
@@ -19,16 +20,7 @@ import (
 // a follower or leader that reordered forwarded writes would answer some
 // with BadVersion (or NoNode).
 func TestClusterFollowerKeepsPipelinedWritesInOrder(t *testing.T) {
-	servers, _ := startHeldCluster(t)
-	l := clusterLeader(t, servers)
-	fol := servers[(l+1)%len(servers)]
-	require.Eventually(t, func() bool { return fol.Leader() != "" }, 10*time.Second, time.Millisecond)
-
-	nc, br := dialRaw(t, fol.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
-	require.NotZero(t, cr.SessionID)
+	fol, nc, br, _ := followerSession(t)
 
 	const sets = 200
 	var burst bytes.Buffer
@@ -49,6 +41,22 @@ func TestClusterFollowerKeepsPipelinedWritesInOrder(t *testing.T) {
 	st, ok := fol.FSM().Exists("/ordered")
 	require.True(t, ok)
 	require.EqualValues(t, sets, st.Version)
+}
+
+// followerSession starts a 3-node cluster and opens a session on a
+// follower over a raw connection.
+func followerSession(t *testing.T) (*Server, net.Conn, *bufio.Reader, wire.ConnectResponse) {
+	t.Helper()
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	fol := servers[(l+1)%len(servers)]
+	require.Eventually(t, func() bool { return fol.Leader() != "" }, 10*time.Second, time.Millisecond)
+	nc, br := dialRaw(t, fol.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	require.NotZero(t, cr.SessionID)
+	return fol, nc, br, cr
 }
 
 // laneForwarder returns a forwarder whose leader connection is one end of
