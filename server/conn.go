@@ -54,6 +54,14 @@ type conn struct {
 
 	outMu sync.Mutex
 	out   []byte
+	// repliesQueued counts the requests read (one reply each, counted
+	// before the request is handled); repliesOut (under outMu) the replies
+	// appended to out; held (under outMu) the events waiting for earlier
+	// replies (eventorder.go).
+	repliesQueued atomic.Uint64
+	repliesOut    uint64
+	held          []heldEvent
+	heldBytes     int
 	// wmu is held while writing to the socket: by the writer goroutine
 	// (flush) or by a notifier goroutine (tryFlush, see notifier.go).
 	wmu sync.Mutex
@@ -145,7 +153,7 @@ func (c *conn) Notify(ev wire.WatcherEvent, zxid int64) {
 	(&wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}).Encode(&e)
 	ev.Encode(&e)
 	e.EndFrame(start)
-	if c.queue(e.Bytes()) {
+	if c.queueEvent(e.Bytes(), zxid) {
 		c.s.notifier.add(c)
 	}
 	c.stats.notifications.Add(1)
@@ -164,22 +172,42 @@ func (c *conn) enqueue(frame []byte) {
 // reports false).
 func (c *conn) queue(frame []byte) bool {
 	c.outMu.Lock()
-	over := len(c.out)+len(frame) > c.s.cfg.MaxOutboundBytes
+	over := c.overLocked(len(frame))
 	if !over {
-		if c.out == nil {
-			c.out, c.spare = c.spare, nil
-		}
-		c.out = append(c.out, frame...)
+		c.appendOutLocked(frame)
 	}
 	c.outMu.Unlock()
 	if over {
-		c.s.log.Warn("closing slow consumer", "conn", c.id, "session", hexID(c.SessionID()),
-			"max_outbound_bytes", c.s.cfg.MaxOutboundBytes)
-		c.s.stats.slowConsumers.Add(1)
-		go c.close()
+		c.slowConsumer()
 		return false
 	}
 	return true
+}
+
+// overLocked reports whether n more bytes would exceed MaxOutboundBytes,
+// counting held events.
+func (c *conn) overLocked(n int) bool {
+	return len(c.out)+c.heldBytes+n > c.s.cfg.MaxOutboundBytes
+}
+
+// appendOutLocked appends frames to the outbound buffer.
+func (c *conn) appendOutLocked(frames []byte) {
+	if len(frames) == 0 {
+		return
+	}
+	if c.out == nil {
+		c.out, c.spare = c.spare, nil
+	}
+	c.out = append(c.out, frames...)
+}
+
+// slowConsumer closes a connection whose client lets more than
+// MaxOutboundBytes pile up.
+func (c *conn) slowConsumer() {
+	c.s.log.Warn("closing slow consumer", "conn", c.id, "session", hexID(c.SessionID()),
+		"max_outbound_bytes", c.s.cfg.MaxOutboundBytes)
+	c.s.stats.slowConsumers.Add(1)
+	go c.close()
 }
 
 // signal wakes the writer goroutine.
@@ -235,6 +263,7 @@ func (c *conn) sessionGone() {
 	if c.closingSession.Load() {
 		return
 	}
+	c.repliesQueued.Add(1)
 	go func() {
 		select {
 		case c.pending <- &pendingReply{noReply: true, closeAfter: true}:
@@ -301,7 +330,11 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		}
 		c.stats.received.Add(1)
 		c.s.stats.received.Add(1)
+		c.repliesQueued.Add(1) // before the request is answered (eventorder.go)
 		p, stop := c.handle(frame)
+		if p == nil {
+			c.enqueueReplies(nil, 1) // no reply: nothing to wait for
+		}
 		if p == nil && stop {
 			// A request that cannot be answered (malformed): close now,
 			// as ZooKeeper does, rather than leave the connection open
@@ -325,20 +358,19 @@ func (c *conn) readLoop(br *bufio.Reader) {
 
 func (c *conn) writeLoop() {
 	defer c.close()
-	var e wire.Encoder
+	var b replyBatch
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-c.outSignal:
 		case p := <-c.pending:
-			closeAfter := c.reply(&e, p)
+			closeAfter := c.reply(&b, p)
 			// Batch replies that are already queued into one write.
-			for !closeAfter && len(c.pending) > 0 && e.Len() < 64<<10 {
-				closeAfter = c.reply(&e, <-c.pending)
+			for !closeAfter && len(c.pending) > 0 && b.e.Len() < 64<<10 {
+				closeAfter = c.reply(&b, <-c.pending)
 			}
-			c.enqueue(e.Bytes())
-			e.Reset()
+			b.enqueue(c)
 			if closeAfter {
 				_ = c.flush()
 				return
@@ -351,9 +383,24 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// reply resolves p and encodes its frame into e. It reports whether the
+// replyBatch is replies encoded and not yet in the outbound buffer.
+type replyBatch struct {
+	e wire.Encoder
+	n int // replies in e, counting those without a frame
+}
+
+// enqueue moves the batch to the outbound buffer.
+func (b *replyBatch) enqueue(c *conn) {
+	c.enqueueReplies(b.e.Bytes(), b.n)
+	b.e.Reset()
+	b.n = 0
+}
+
+// reply resolves p and encodes its frame into b. It reports whether the
 // connection must close after it.
-func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
+func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
+	e := &b.e
+	b.n++
 	code, resp := p.code, p.resp
 	switch {
 	case p.future != nil:
@@ -370,6 +417,7 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 			p.closeAfter = true
 		} else {
 			c.s.metrics.commit.Observe(time.Since(p.start).Seconds())
+			c.releaseForWrite(b, res.Zxid)
 			code, resp = p.finish(res)
 		}
 	case p.deferFn != nil:
@@ -379,15 +427,13 @@ func (c *conn) reply(e *wire.Encoder, p *pendingReply) bool {
 		// Queue every earlier reply, then answer p and queue its reply
 		// within one View: no Apply, and so no notification, can come
 		// between arming the watch and queueing the reply.
-		if e.Len() > 0 {
-			c.enqueue(e.Bytes())
-			e.Reset()
-		}
+		b.n--
+		b.enqueue(c)
 		c.s.fsm.View(func(v fsm.Reader) {
 			vcode, vresp := p.viewFn(v)
 			encodeReply(e, p.xid, v.LastZxid(), vcode, vresp, c.s.cfg.MaxFrame)
-			c.enqueue(e.Bytes())
-			e.Reset()
+			b.n++
+			b.enqueue(c)
 		})
 		c.readAnswered()
 		c.deferred.Add(-1)

@@ -7,7 +7,9 @@
 //   - New(cfg) returns a server that is serving: standalone (a single
 //     Raft voter, in memory or on cfg.DataDir) or a member of the cluster
 //     cfg.Peers describe. Close stops it and releases every file.
-//   - Replies on a connection come in request order. A read sees every
+//   - Replies on a connection come in request order, and an event never
+//     overtakes the reply to a request read before its change; a write's
+//     own events come just before its reply (eventorder.go). A read sees every
 //     write sent before it on its connection and none sent after. A watch
 //     notification is queued before any reply that shows the change; a
 //     few notifier goroutines write queued notifications without blocking

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"bufio"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// heldConn is a server-side connection whose writes can be held, as a
+// client that stops reading (a full TCP window) holds them.
+type heldConn struct {
+	net.Conn
+	hold    atomic.Pointer[chan struct{}]
+	waiting chan struct{} // a Write waits on hold
+}
+
+func (h *heldConn) Write(b []byte) (int, error) {
+	if ch := h.hold.Load(); ch != nil {
+		h.waiting <- struct{}{}
+		<-*ch
+	}
+	return h.Conn.Write(b)
+}
+
+type heldListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*heldConn
+}
+
+func (l *heldListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	h := &heldConn{Conn: c, waiting: make(chan struct{}, 1)}
+	l.mu.Lock()
+	l.conns = append(l.conns, h)
+	l.mu.Unlock()
+	return h, nil
+}
+
+// eventOrderSession starts a server whose connections' writes can be held,
+// opens a session with /x created and an exists watch on it, and returns
+// the session's server-side connection.
+func eventOrderSession(t *testing.T) (*Server, *heldConn, net.Conn, *bufio.Reader, int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hl := &heldListener{Listener: ln}
+	srv := attachServer(t, func(cfg *Config) { cfg.Listener = hl })
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
+		&wire.CreateRequest{Path: "/x", Data: []byte("v0"), ACL: wire.OpenACLUnsafe})
+	send(t, nc, &wire.RequestHeader{Xid: 2, Op: wire.OpExists}, &wire.PathWatchRequest{Path: "/x", Watch: true})
+	for range 2 {
+		var h wire.ReplyHeader
+		readRecord(t, br, &h)
+		require.Equal(t, wire.OK, h.Err)
+	}
+	hl.mu.Lock()
+	sc := hl.conns[0]
+	hl.mu.Unlock()
+	return srv, sc, nc, br, cr.SessionID
+}
+
+// holdWrites holds sc's writes and makes its writer block in one: a ping
+// whose reply it is writing.
+func holdWrites(t *testing.T, srv *Server, sc *heldConn, nc net.Conn, session int64) (release func()) {
+	t.Helper()
+	ch := make(chan struct{})
+	sc.hold.Store(&ch)
+	send(t, nc, &wire.RequestHeader{Xid: wire.XidPing, Op: wire.OpPing})
+	select {
+	case <-sc.waiting: // the writer is in the ping reply's write
+	case <-time.After(10 * time.Second):
+		t.Fatal("the ping reply was never written")
+	}
+	require.NotNil(t, srv.connOf(session))
+	return func() { sc.hold.Store(nil); close(ch) }
+}
+
+// xids reads n frames and returns their xids, and the data of a getData
+// reply (xid 10).
+func xids(t *testing.T, br *bufio.Reader, n int) ([]int32, string) {
+	t.Helper()
+	var out []int32
+	var data string
+	for range n {
+		f, err := wire.ReadFrame(br, nil, 1<<20)
+		require.NoError(t, err)
+		d := wire.NewDecoder(f)
+		var h wire.ReplyHeader
+		require.NoError(t, h.Decode(d))
+		out = append(out, h.Xid)
+		if h.Xid == 10 {
+			var r wire.GetDataResponse
+			require.NoError(t, r.Decode(d))
+			data = string(r.Data)
+		}
+	}
+	return out, data
+}
+
+// A reply computed before a change goes out before the change's event,
+// even when it waits behind a write to the socket: a client that drops a
+// cached node on the event and fills it from the reply would otherwise
+// keep the old data for good.
+func TestEventDoesNotOvertakeAnOlderReply(t *testing.T) {
+	srv, sc, nc, br, session := eventOrderSession(t)
+	release := holdWrites(t, srv, sc, nc, session)
+	c := srv.connOf(session)
+	send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
+	require.Eventually(t, func() bool { return len(c.pending) == 1 }, 10*time.Second, time.Millisecond,
+		"the getData is answered (from v0) and waits for the writer")
+	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
+	require.NoError(t, err)
+	release()
+	got, data := xids(t, br, 3)
+	require.Equal(t, "v0", data)
+	require.Equal(t, []int32{wire.XidPing, 10, wire.XidNotification}, got,
+		"the event for v1 reached the client before the reply showing v0")
+}
+
+// A write's own events go out just before its reply, after the replies
+// to the requests before it, as in ZooKeeper.
+func TestOwnWriteEventBetweenEarlierRepliesAndItsReply(t *testing.T) {
+	srv, sc, nc, br, session := eventOrderSession(t)
+	release := holdWrites(t, srv, sc, nc, session)
+	send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
+	send(t, nc, &wire.RequestHeader{Xid: 11, Op: wire.OpSetData}, &wire.SetDataRequest{Path: "/x", Data: []byte("v1"), Version: -1})
+	require.Eventually(t, func() bool {
+		st, ok := srv.FSM().Exists("/x")
+		return ok && st.Version == 1
+	}, 10*time.Second, time.Millisecond)
+	release()
+	got, data := xids(t, br, 4)
+	require.Equal(t, "v0", data)
+	require.Equal(t, []int32{wire.XidPing, 10, wire.XidNotification, 11}, got)
+}
