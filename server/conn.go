@@ -332,21 +332,19 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		c.s.stats.received.Add(1)
 		c.repliesQueued.Add(1) // before the request is answered (eventorder.go)
 		p, stop := c.handle(frame)
-		if p == nil {
-			c.enqueueReplies(nil, 1) // no reply: nothing to wait for
-		}
 		if p == nil && stop {
 			// A request that cannot be answered (malformed): close now,
 			// as ZooKeeper does, rather than leave the connection open
 			// and unread until its session expires.
 			return
 		}
-		if p != nil {
-			select {
-			case c.pending <- p:
-			case <-c.done:
-				return
-			}
+		if p == nil {
+			p = &pendingReply{noReply: true} // counted above: the writer counts it out
+		}
+		select {
+		case c.pending <- p:
+		case <-c.done:
+			return
 		}
 		if stop {
 			// Keep the writer running until it flushed the last reply.
@@ -366,11 +364,15 @@ func (c *conn) writeLoop() {
 		case <-c.outSignal:
 		case p := <-c.pending:
 			closeAfter := c.reply(&b, p)
-			// Batch replies that are already queued into one write.
-			for !closeAfter && len(c.pending) > 0 && b.e.Len() < 64<<10 {
+			// Batch replies that are already queued into one write, up
+			// to 64 KiB including what the batch already put in the
+			// outbound buffer (events let out before a write's reply,
+			// replies before a watching read).
+			for !closeAfter && len(c.pending) > 0 && b.e.Len()+b.queued < 64<<10 {
 				closeAfter = c.reply(&b, <-c.pending)
 			}
 			b.enqueue(c)
+			b.queued = 0
 			if closeAfter {
 				_ = c.flush()
 				return
@@ -385,12 +387,14 @@ func (c *conn) writeLoop() {
 
 // replyBatch is replies encoded and not yet in the outbound buffer.
 type replyBatch struct {
-	e wire.Encoder
-	n int // replies in e, counting those without a frame
+	e      wire.Encoder
+	n      int // replies in e, counting those without a frame
+	queued int // bytes this batch moved to the outbound buffer so far
 }
 
 // enqueue moves the batch to the outbound buffer.
 func (b *replyBatch) enqueue(c *conn) {
+	b.queued += b.e.Len()
 	c.enqueueReplies(b.e.Bytes(), b.n)
 	b.e.Reset()
 	b.n = 0

@@ -149,3 +149,34 @@ func TestOwnWriteEventBetweenEarlierRepliesAndItsReply(t *testing.T) {
 	require.Equal(t, "v0", data)
 	require.Equal(t, []int32{wire.XidPing, 10, wire.XidNotification, 11}, got)
 }
+
+// A client that pipelines writes to a node it watches keeps getting its
+// replies while it writes: letting a write's events out before its reply
+// must not stop the writer from flushing every 64 KiB.
+func TestPipelinedWatchedWritesAreFlushedAsTheyGo(t *testing.T) {
+	srv := attachServer(t, nil)
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
+		&wire.CreateRequest{Path: "/x", ACL: wire.OpenACLUnsafe})
+	send(t, nc, &wire.RequestHeader{Xid: 2, Op: wire.OpAddWatch},
+		&wire.AddWatchRequest{Path: "/x", Mode: wire.AddWatchPersistent})
+	for range 2 {
+		var h wire.ReplyHeader
+		readRecord(t, br, &h)
+		require.Equal(t, wire.OK, h.Err)
+	}
+	const writes = 4000
+	var burst []byte
+	for i := range writes {
+		burst = append(burst, frame(&wire.RequestHeader{Xid: int32(10 + i), Op: wire.OpSetData},
+			&wire.SetDataRequest{Path: "/x", Data: []byte("v"), Version: -1})...)
+	}
+	go func() { _, _ = nc.Write(burst) }()
+	var h wire.ReplyHeader
+	readRecord(t, br, &h) // the first reply or event
+	st, _ := srv.FSM().Exists("/x")
+	require.Less(t, st.Version, int32(writes), "nothing reached the client until the last write was applied")
+}
