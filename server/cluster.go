@@ -160,13 +160,22 @@ func (s *Server) ensureSecret(ctx context.Context) {
 
 func (s *Server) isLeader() bool { return s.node.r.State() == raft.Leader }
 
-// ownedBy reports whether node peer serves session id (or nobody is known
-// to), so its writes are accepted.
+// ownedBy reports whether node peer serves session id, so its writes are
+// accepted. With no owner recorded (this leader has not seen the session
+// created or re-attached: a leader change), the first node to write for
+// it becomes its owner, as in ZooKeeper's checkSession, so a stale
+// connection elsewhere gets SessionMoved from then on.
 func (s *Server) ownedBy(id int64, peer string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	owner, ok := s.owners[id]
-	return !ok || owner == peer
+	if !ok {
+		if s.owners != nil {
+			s.owners[id] = peer
+		}
+		return true
+	}
+	return owner == peer
 }
 
 func (s *Server) setOwner(id int64, peer string) {

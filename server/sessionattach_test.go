@@ -126,3 +126,19 @@ func TestCloseSessionIsNotOwnerChecked(t *testing.T) {
 	require.NotContains(t, srv.owners, id, "a closed session's owner is forgotten")
 	srv.mu.Unlock()
 }
+
+// After a leader change no node is known to serve a session: the first to
+// write for it becomes its owner, and a write from another gets
+// SessionMoved, as ZooKeeper's checkSession does.
+func TestFirstWriterClaimsAnUnownedSession(t *testing.T) {
+	srv := attachServer(t, nil)
+	res, err := srv.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: 4000})
+	require.NoError(t, err)
+	id := res.Session
+	srv.mu.Lock()
+	delete(srv.owners, id) // as on a new leader
+	srv.mu.Unlock()
+	require.True(t, srv.ownedBy(id, "a"), "the first writer claims it")
+	require.True(t, srv.ownedBy(id, "a"))
+	require.False(t, srv.ownedBy(id, "b"), "another node's write is SessionMoved")
+}
