@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -421,7 +422,7 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 			p.closeAfter = true
 		} else {
 			c.s.metrics.commit.Observe(time.Since(p.start).Seconds())
-			c.releaseForWrite(b, res.Zxid)
+			c.releaseBefore(b, res.Zxid)
 			code, resp = p.finish(res)
 		}
 	case p.deferFn != nil:
@@ -449,6 +450,9 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 	}
 	if p.noReply {
 		return p.closeAfter
+	}
+	if p.op == wire.OpSetWatches || p.op == wire.OpSetWatches2 {
+		c.releaseBefore(b, math.MaxInt64) // the events it raised go first
 	}
 	encodeReply(e, p.xid, c.s.fsm.LastZxid(), code, resp, c.s.cfg.MaxFrame)
 	c.replySent(p)

@@ -19,7 +19,8 @@ package server
 // may so follow a reply computed after its change (a read that found the
 // change already applied), which is the harmless direction: the client
 // learns of a change it has seen. A write's own events go out just before
-// its reply, as in ZooKeeper (releaseForWrite).
+// its reply, as in ZooKeeper, and so do the events setWatches raises for
+// changes the client missed (releaseBefore).
 
 // heldEvent is an encoded event waiting for the replies counted before it.
 type heldEvent struct {
@@ -67,13 +68,14 @@ func (c *conn) enqueueReplies(frames []byte, n int) {
 	c.signal()
 }
 
-// releaseForWrite is called by the writer before it encodes the reply to a
-// write applied at zxid (the last reply in b, not encoded yet). Events of
-// changes up to zxid that wait for that reply alone (its own events, and
-// those of writes applied before it) go out first: the replies before it
-// in b, then those events, as ZooKeeper sends a write's events before its
-// reply.
-func (c *conn) releaseForWrite(b *replyBatch, zxid int64) {
+// releaseBefore is called by the writer before it encodes the reply to a
+// write applied at zxid, or to a setWatches (zxid math.MaxInt64): the last
+// reply counted in b, not encoded yet. Events of changes up to zxid that
+// wait for that reply alone (its own events, and those of writes applied
+// before it) go out first: the replies before it in b, then those events,
+// as ZooKeeper sends a write's events (and those setWatches raises) before
+// its reply.
+func (c *conn) releaseBefore(b *replyBatch, zxid int64) {
 	c.outMu.Lock()
 	next := c.repliesOut + uint64(b.n) // the write's reply: its count
 	ready := len(c.held) > 0 && c.held[0].zxid <= zxid && c.held[0].mark <= next

@@ -180,3 +180,22 @@ func TestPipelinedWatchedWritesAreFlushedAsTheyGo(t *testing.T) {
 	st, _ := srv.FSM().Exists("/x")
 	require.Less(t, st.Version, int32(writes), "nothing reached the client until the last write was applied")
 }
+
+// The events setWatches raises for changes the client missed come before
+// its reply, as in ZooKeeper.
+func TestSetWatchesEventsComeBeforeItsReply(t *testing.T) {
+	srv, _, nc, br, _ := eventOrderSession(t) // /x created, exists watch set
+	st, ok := srv.FSM().Exists("/x")
+	require.True(t, ok)
+	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
+	require.NoError(t, err)
+	var h wire.ReplyHeader
+	readRecord(t, br, &h) // the exists watch's own event
+	require.Equal(t, wire.XidNotification, h.Xid)
+	const xidSetWatches = -8
+	send(t, nc, &wire.RequestHeader{Xid: xidSetWatches, Op: wire.OpSetWatches},
+		&wire.SetWatches{RelativeZxid: st.Mzxid, DataWatches: []string{"/x"}})
+	got, _ := xids(t, br, 2)
+	require.Equal(t, []int32{wire.XidNotification, xidSetWatches}, got)
+}
