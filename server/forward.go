@@ -288,11 +288,13 @@ func (f *fwdFuture) Index() uint64         { <-f.done; return f.index }
 
 // forward sends a write to the leader, before it returns, so that the
 // writes of a client connection (lane) reach the leader in the order it
-// proposes them (fwdorder.go); the future waits for the result. tagged:
-// resolve it from the local apply of its entry (fwdlocal.go).
-func (s *Server) forward(cmd []byte, session int64, tagged bool, lane *fwdLane) *fwdFuture {
+// proposes them (fwdorder.go); the future waits for the result. owner is
+// the session whose ownership the leader checks (0: none, see
+// ownerChecked). tagged: resolve it from the local apply of its entry
+// (fwdlocal.go).
+func (s *Server) forward(cmd []byte, owner int64, tagged bool, lane *fwdLane) *fwdFuture {
 	ff := &fwdFuture{done: make(chan struct{})}
-	call, err := s.fwd.start(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: session}, tagged, lane)
+	call, err := s.fwd.start(&fwdRequest{Kind: fwdApply, Cmd: cmd, Session: owner}, tagged, lane)
 	if err != nil {
 		ff.err = err
 		close(ff.done)
