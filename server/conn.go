@@ -413,11 +413,17 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 		if err != nil {
 			// The write's fate is unknown here (no leader, leader lost):
 			// close, so the client reconnects and sees ConnectionLoss, as
-			// ZooKeeper does. A protocol code (SessionMoved) is answered.
+			// ZooKeeper does. SessionMoved is not answered either: the
+			// session lives on another node's connection now, and
+			// ZooKeeper's FinalRequestProcessor closes this one without a
+			// reply (ZOOKEEPER-710).
 			c.s.log.Info("write not applied", "session", hexID(c.SessionID()), "err", err)
 			code, resp = wire.CodeOf(err), nil
-			if code == wire.ErrSystemError {
+			switch code {
+			case wire.ErrSystemError:
 				code = wire.ErrConnectionLoss
+			case wire.ErrSessionMoved:
+				p.noReply = true
 			}
 			p.closeAfter = true
 		} else {

@@ -142,3 +142,23 @@ func TestFirstWriterClaimsAnUnownedSession(t *testing.T) {
 	require.True(t, srv.ownedBy(id, "a"))
 	require.False(t, srv.ownedBy(id, "b"), "another node's write is SessionMoved")
 }
+
+// A write on a connection whose session has moved to another node gets no
+// reply: the connection closes, and the client sees ConnectionLoss, as
+// ZooKeeper's FinalRequestProcessor closes it on SessionMovedException
+// (ZOOKEEPER-710).
+func TestSessionMovedClosesWithoutReply(t *testing.T) {
+	srv := attachServer(t, nil)
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	require.NotZero(t, cr.SessionID)
+	srv.setOwner(cr.SessionID, "another node")
+	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
+		&wire.CreateRequest{Path: "/moved", ACL: wire.OpenACLUnsafe})
+	f, err := wire.ReadFrame(br, nil, 1<<20)
+	require.ErrorIs(t, err, io.EOF, "a reply came instead of the close: % x", f)
+	_, _, err = srv.fsm.Get("/moved")
+	require.ErrorIs(t, err, wire.ErrNoNode)
+}
