@@ -369,12 +369,9 @@ func (s *Server) quorumWatch() {
 			return
 		case <-t.C:
 		}
-		if s.Leader() != "" {
-			if leaderless >= 2 {
-				// Read-only sessions end with the partition: their clients
-				// reconnect for a read-write session.
-				s.dropConnections(func(c *conn) bool { return c.readOnly.Load() })
-			}
+		leader := s.Leader() != ""
+		s.trackLeader(leader)
+		if leader {
 			leaderless = 0
 			continue
 		}
@@ -408,10 +405,4 @@ func (s *Server) syncFuture() raft.ApplyFuture {
 		ff.err = err
 	}()
 	return ff
-}
-
-// readOnlyNow reports whether this node serves only read-only sessions:
-// read-only mode is enabled and it knows no leader.
-func (s *Server) readOnlyNow() bool {
-	return s.cfg.clustered() && s.cfg.ReadOnlyMode && s.Leader() == ""
 }

@@ -170,6 +170,10 @@ type Config struct {
 	// ReadOnlyMode lets a node cut off from the quorum keep serving
 	// clients that ask for read-only sessions (readonlymode.enabled).
 	ReadOnlyMode bool
+	// ReadOnlyDelay is how long a node must have known no leader before
+	// it serves read-only sessions; 0 means max(DefaultReadOnlyDelay,
+	// TickTime), as ZooKeeper.
+	ReadOnlyDelay time.Duration
 	// SuperDigest is "user:base64(sha1(user:password))"; a client that
 	// authenticates as that digest user bypasses every ACL (ZooKeeper's
 	// DigestAuthenticationProvider.superDigest).

@@ -24,7 +24,7 @@ func (c *conn) handshake(frame []byte) bool {
 		return false
 	}
 	if c.s.cfg.clustered() && c.s.Leader() == "" {
-		if c.s.cfg.ReadOnlyMode && req.HasReadOnly && req.ReadOnly {
+		if c.s.readOnlyNow() && req.HasReadOnly && req.ReadOnly {
 			return c.readOnlyHandshake(&req)
 		}
 		c.s.log.Info("refusing client: no leader", "remote", c.ip)
@@ -95,28 +95,6 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 	}
 	return ok
 }
-
-// readOnlyHandshake serves a client that asked for a read-only session
-// while this node has no quorum (readonlymode.enabled): an existing
-// session is reused as is; a new one is local to this node (it is not in
-// the replicated state, so a read-write server later reports it expired,
-// as ZooKeeper's read-only sessions). Writes and sync answer NotReadOnly.
-func (c *conn) readOnlyHandshake(req *wire.ConnectRequest) bool {
-	resp := wire.ConnectResponse{TimeOut: c.s.cfg.clampTimeout(req.TimeOut), ReadOnly: true, HasReadOnly: true}
-	if _, live := c.s.fsm.Session(req.SessionID); live && req.SessionID != 0 && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
-		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
-	} else {
-		resp.SessionID = localSessionBase | int64(c.s.nextLocalSession.Add(1))
-		resp.Passwd = c.s.fsm.Password(resp.SessionID)
-	}
-	c.readOnly.Store(true)
-	c.s.log.Info("serving a read-only session without quorum", "session", hexID(resp.SessionID), "remote", c.ip)
-	return c.connectReply(resp, true)
-}
-
-// localSessionBase marks session ids of read-only sessions, which are
-// local to one node (replicated ids are below 2^56).
-const localSessionBase = int64(0x7F) << 56
 
 // sessionKnown reports whether session id exists, and whether that answer
 // is certain. In a cluster a node may not have applied a session's

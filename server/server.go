@@ -46,6 +46,8 @@ type Server struct {
 
 	nextConnID       atomic.Uint64
 	nextLocalSession atomic.Uint64
+	noLeaderSince    atomic.Int64 // unix ns since this node knows no leader; 0 with one (trackLeader)
+	readOnlyServed   atomic.Bool  // a read-only session was served since the leader was last seen
 	stats            serverStats
 	metrics          *metrics
 	http             []*http.Server

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/paddockzk/paddock/client"
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/server"
 	"github.com/paddockzk/paddock/test/zktest"
 	"github.com/stretchr/testify/require"
@@ -22,9 +23,17 @@ func TestReadOnlyMode(t *testing.T) {
 	cut := (c.Leader() + 1) % 3
 	f := c.Node(cut).Server().FSM()
 	eventually(t, "replicated", func() bool { _, ok := f.Exists("/data"); return ok })
+	partitioned := time.Now()
 	c.Partition(cut)
 	eventually(t, "the cut-off node is read-only", func() bool { return c.Node(cut).Server().Mode() == "read-only" })
+	// As ZooKeeper's read-only server, which starts max(2 s, tickTime)
+	// after the election began: a short election hands out no read-only
+	// sessions.
+	require.GreaterOrEqual(t, time.Since(partitioned), server.DefaultReadOnlyDelay)
 	require.Equal(t, "ro", c.Node(cut).Server().FourLetterWord("isro"))
+	// A session this node does not know is expired, not replaced.
+	require.Zero(t, readOnlyHandshake(t, c.Servers()[cut], 0x1234).TimeOut, "an unknown session was served")
+	require.NotZero(t, readOnlyHandshake(t, c.Servers()[cut], 0).TimeOut, "a new read-only session was refused")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -43,6 +52,28 @@ func TestReadOnlyMode(t *testing.T) {
 	require.Error(t, err)
 	c.Heal()
 	eventually(t, "quorum back", func() bool { return c.Node(cut).Server().Mode() == "follower" })
+	eventually(t, "the read-only session ended", func() bool { return ro.State() != client.StateConnectedReadOnly })
+}
+
+// readOnlyHandshake asks addr for a read-only session (id 0: a new one)
+// and returns the answer.
+func readOnlyHandshake(t *testing.T, addr string, id int64) wire.ConnectResponse {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	defer nc.Close()
+	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+	var e wire.Encoder
+	start := e.BeginFrame()
+	(&wire.ConnectRequest{TimeOut: 4000, SessionID: id, Passwd: make([]byte, 16), ReadOnly: true, HasReadOnly: true}).Encode(&e)
+	e.EndFrame(start)
+	_, err = nc.Write(e.Bytes())
+	require.NoError(t, err)
+	f, err := wire.ReadFrame(nc, nil, 1<<20)
+	require.NoError(t, err)
+	var cr wire.ConnectResponse
+	require.NoError(t, cr.Decode(wire.NewDecoder(f)))
+	return cr
 }
 
 func TestReconfigOpcode(t *testing.T) {
