@@ -120,7 +120,12 @@ func (s *Server) startLeading() func() {
 	}
 }
 
-func (s *Server) runExpirer(ctx context.Context) { s.tracker.Run(ctx, s.expire) }
+// runExpirer expires silent sessions while this node leads, as the
+// leader of the term it had when it started leading.
+func (s *Server) runExpirer(ctx context.Context) {
+	term := s.node.r.CurrentTerm()
+	s.tracker.Run(ctx, func(ids []int64) { s.expire(term, ids) })
+}
 
 // ensureConfig publishes the membership into /zookeeper/config when this
 // leader finds it missing or stale (first start, or a change made by a

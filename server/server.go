@@ -414,11 +414,18 @@ func (e errFuture) Error() error          { return e.err }
 func (e errFuture) Response() interface{} { return nil }
 func (e errFuture) Index() uint64         { return 0 }
 
-// expire proposes the expiry of sessions the tracker found silent.
-func (s *Server) expire(ids []int64) {
-	term := s.node.r.CurrentTerm()
+// expire proposes, as the leader of term, the expiry of sessions its
+// tracker found silent. It proposes only to this node's own Raft, never
+// forwarding: a leader deposed while its tracker fires has learned the new
+// term, and its expiry forwarded to the new leader would carry that term
+// and apply, although the new leader gave every session a fresh timeout.
+// Proposed here, it fails (not leader) or carries a term the entry's does
+// not match, and is ignored when applied.
+func (s *Server) expire(term uint64, ids []int64) {
 	for _, id := range ids {
-		res, err := s.apply(&fsm.Command{Type: fsm.CmdExpireSession, Session: id, Term: term})
+		cmd := &fsm.Command{Type: fsm.CmdExpireSession, Session: id, Term: term}
+		cmd.Time = time.Now().UnixMilli()
+		res, err := s.proposeHere(cmd)
 		if err != nil {
 			if s.ctx.Err() == nil {
 				s.tracker.Requeue(id)
@@ -428,6 +435,16 @@ func (s *Server) expire(ids []int64) {
 		s.tracker.Remove(id)
 		s.log.Debug("session expired", "session", fmt.Sprintf("0x%x", id), "err", res.Err)
 	}
+}
+
+// proposeHere proposes cmd to this node's Raft and waits for its result;
+// it fails with raft.ErrNotLeader on a node that does not lead.
+func (s *Server) proposeHere(cmd *fsm.Command) (*fsm.Result, error) {
+	b, err := fsm.EncodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(s.node.r.Apply(b, DefaultProposeTimeout))
 }
 
 // ExpireSession ends session id now, exactly as a timeout would.

@@ -162,3 +162,17 @@ func TestSessionMovedClosesWithoutReply(t *testing.T) {
 	_, _, err = srv.fsm.Get("/moved")
 	require.ErrorIs(t, err, wire.ErrNoNode)
 }
+
+// A node's expirer proposes only to its own Raft. A leader deposed while
+// its tracker fires has learned the new term; an expiry it forwarded to
+// the new leader would carry that term and apply, although the new leader
+// gave the session a fresh timeout.
+func TestExpiryFromANonLeaderIsNotForwarded(t *testing.T) {
+	fol, nc, br, cr := followerSession(t)
+	fol.expire(fol.node.r.CurrentTerm(), []int64{cr.SessionID})
+	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
+		&wire.CreateRequest{Path: "/alive", ACL: wire.OpenACLUnsafe})
+	var h wire.ReplyHeader
+	readRecord(t, br, &h)
+	require.Equal(t, wire.OK, h.Err, "the follower's expiry was applied")
+}
