@@ -41,11 +41,18 @@ type Conn struct {
 	sessionID int64
 	passwd    []byte
 	timeout   time.Duration // negotiated
-	server    string
-	auths     []authInfo
-	termErr   error
+	// seenRW: a read-write server has served this Conn. Until then any
+	// session is a read-only server's local one, which the handshake does
+	// not present again (the Java client's seenRwServerBefore).
+	seenRW  bool
+	server  string
+	auths   []authInfo
+	termErr error
 
 	lastZxid atomic.Int64
+	// lastHeard is when a server last sent something (unix ns; 0 before
+	// the first session): the start of a local expiry (expiredLocally).
+	lastHeard atomic.Int64
 	// xid is only touched by the writer goroutine.
 	xid int32
 

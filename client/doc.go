@@ -21,7 +21,18 @@
 // may be alive), StateExpired, StateAuthFailed and StateClosed. An expired
 // session is reported once: the Conn then stops and every operation fails
 // with ErrSessionExpired, unless WithNewSessionOnExpiry(true) makes it
-// start a new session. A credential rejected during a handshake stops the
+// start a new session. A session is reported expired when a server says
+// so, or by the client itself once no server has been heard from for 4/3
+// of the negotiated timeout (the servers have expired it by then), as the
+// Java client does since 3.9.3; so a partition ends a session's watches
+// and a recipe's Lease instead of leaving the Conn Disconnected for as
+// long as it lasts.
+//
+// With WithReadOnly(true) a read-only server may serve the Conn. A session
+// that only read-only servers have served is local to one of them: the
+// Conn does not present it again, but asks the next server for a new
+// session (as the Java client does until it has seen a read-write
+// server). A session a read-write server has served is kept everywhere. A credential rejected during a handshake stops the
 // Conn the same way, with ErrAuthFailed. Close ends the session
 // (closeSession) and fails everything else with ErrClosed.
 //

@@ -30,13 +30,16 @@ type fakeServer struct {
 	silent      bool
 	// swallowPings leaves pings unanswered.
 	swallowPings bool
-	nodes        map[string][]byte
-	seq          int
-	zxid         int64
-	conns        []*fakeConn
-	connects     []wire.ConnectRequest
-	setWatches   []recordedSetWatches
-	ops          []recordedOp
+	// readOnly answers as a read-only server: a new session is local to
+	// it (not in sessions), so a read-write server later expires it.
+	readOnly   bool
+	nodes      map[string][]byte
+	seq        int
+	zxid       int64
+	conns      []*fakeConn
+	connects   []wire.ConnectRequest
+	setWatches []recordedSetWatches
+	ops        []recordedOp
 	// hook, when set, sees every request first; it returns true if it
 	// handled the request (replied or chose not to).
 	hook func(fc *fakeConn, h wire.RequestHeader, req wire.Record) bool
@@ -151,6 +154,12 @@ func (s *fakeServer) serve(fc *fakeConn) {
 	drop, silent := s.dropConnect, s.silent
 	resp := wire.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.HasReadOnly}
 	switch {
+	case s.readOnly:
+		resp.ReadOnly, resp.TimeOut, resp.SessionID = true, s.timeout, req.SessionID
+		if req.SessionID == 0 {
+			s.nextSID++
+			resp.SessionID = int64(0x7F)<<56 | s.nextSID
+		}
 	case req.SessionID == 0:
 		s.nextSID++
 		resp.SessionID, resp.TimeOut = s.nextSID, s.timeout

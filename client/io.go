@@ -225,7 +225,9 @@ func (c *Conn) readLoop(cs *connState) {
 	br := bufio.NewReaderSize(cs.nc, readBufferSize)
 	var buf []byte
 	for {
-		if err := cs.nc.SetReadDeadline(time.Now().Add(cs.readTimeout)); err != nil {
+		now := time.Now() // just after the handshake, or the last frame
+		c.lastHeard.Store(now.UnixNano())
+		if err := cs.nc.SetReadDeadline(now.Add(cs.readTimeout)); err != nil {
 			cs.fail(err)
 			return
 		}

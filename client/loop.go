@@ -48,9 +48,18 @@ func (c *Conn) run() {
 			if !c.isClosing() {
 				c.log.Info("zk: connect failed", "server", addr, "err", err)
 			}
-			if !lostAt.IsZero() && time.Since(lostAt) >= c.opts.sessionTimeout {
-				// Like the Java client: requests queued while no server
-				// can be reached for a session timeout fail.
+			if c.expiredLocally() {
+				c.log.Warn("zk: no server heard from for 4/3 of the session timeout: session expired",
+					"session", fmt.Sprintf("0x%x", c.SessionID()))
+				if !c.onExpired(addr) {
+					return
+				}
+				failures = 0
+				continue
+			}
+			if !lostAt.IsZero() && time.Since(lostAt) >= c.sessionTimeout() {
+				// Requests queued while no server can be reached for a
+				// session timeout fail.
 				c.failQueued(ErrConnectionLoss)
 			}
 			continue
@@ -77,6 +86,39 @@ func (c *Conn) run() {
 		c.watches.stateChanged(StateDisconnected, nil)
 	}
 }
+
+// sessionTimeout is the negotiated session timeout, or the requested one
+// before the first session.
+func (c *Conn) sessionTimeout() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return c.opts.sessionTimeout
+}
+
+// expiredLocally reports whether no server has been heard from for
+// localExpiry of the negotiated timeout: the servers have expired the
+// session by then (ZooKeeper expires a session between T and T + one tick
+// after it last heard from the client), so the Conn reports the expiry
+// itself instead of staying Disconnected for as long as the partition
+// lasts, as the Java client does since 3.9.3 (ZOOKEEPER-4508) and as
+// Curator reports LOST. Only a session a read-write server has served
+// expires this way.
+func (c *Conn) expiredLocally() bool {
+	c.mu.Lock()
+	live := c.sessionID != 0 && c.seenRW && c.timeout > 0
+	timeout := c.timeout
+	c.mu.Unlock()
+	last := c.lastHeard.Load()
+	return live && last != 0 && time.Since(time.Unix(0, last)) >= localExpiry(timeout)
+}
+
+// localExpiry is how long a session may go without hearing from any
+// server before the client declares it expired: 4/3 of the negotiated
+// timeout, the Java client's expirationTimeout.
+func localExpiry(timeout time.Duration) time.Duration { return timeout * 4 / 3 }
 
 func (c *Conn) isClosing() bool {
 	select {
@@ -144,10 +186,12 @@ func (c *Conn) handshake(nc net.Conn, addr string) (time.Duration, bool, error) 
 	req := wire.ConnectRequest{
 		LastZxidSeen: c.lastZxid.Load(),
 		TimeOut:      int32(c.opts.sessionTimeout / time.Millisecond),
-		SessionID:    c.sessionID,
-		Passwd:       append([]byte(nil), c.passwd...),
+		Passwd:       make([]byte, wire.PasswordSize),
 		ReadOnly:     c.opts.readOnly,
 		HasReadOnly:  true,
+	}
+	if c.seenRW {
+		req.SessionID, req.Passwd = c.sessionID, append([]byte(nil), c.passwd...)
 	}
 	auths := append([]authInfo(nil), c.auths...)
 	c.mu.Unlock()
@@ -179,6 +223,7 @@ func (c *Conn) handshake(nc net.Conn, addr string) (time.Duration, bool, error) 
 	c.passwd = resp.Passwd
 	c.timeout = timeout
 	c.server = addr
+	c.seenRW = c.seenRW || !resp.ReadOnly
 	c.mu.Unlock()
 	return timeout, resp.ReadOnly, nil
 }

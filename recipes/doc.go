@@ -55,9 +55,12 @@
 //   - Someone can delete the node.
 //
 // The Lease returned by every acquisition reports a loss as soon as the
-// client knows: Lost() is closed and Err() wraps ErrLockLost. Stop work
-// when it fires, but do not rely on it for safety: it cannot fire during
-// a partition or a pause. For safety, fence:
+// client knows: Lost() is closed and Err() wraps ErrLockLost. During a
+// partition the client knows once no server has been heard from for 4/3
+// of the session timeout (it then reports the session expired itself),
+// which is after the servers may have handed the lock on; a paused
+// process learns nothing until it resumes. Stop work when it fires, but
+// do not rely on it for safety. For safety, fence:
 //
 //   - Inside ZooKeeper: write with Lease.FencedSet or Lease.FencedMulti,
 //     which put Lease.Guard in front of the write in one multi (check
