@@ -545,3 +545,37 @@ func TestStateCallbackAndEventsDropOldest(t *testing.T) {
 	assert.Equal(t, []State{StateConnecting, StateConnected, StateDisconnected}, seen[:3])
 	mu.Unlock()
 }
+
+// A protected create whose caller gives up while the create may have
+// happened leaves no node behind: the node is found and deleted in the
+// background, as Curator's FindAndDeleteProtectedNodeInBackground does.
+func TestProtectedCreateGivenUpDeletesItsNode(t *testing.T) {
+	s := newFakeServer(t)
+	s.create("/locks", nil, ModePersistent)
+	release := make(chan struct{})
+	s.hook = func(fc *fakeConn, h wire.RequestHeader, body wire.Record) bool {
+		if h.Op != wire.OpCreate2 {
+			return false
+		}
+		r := body.(*wire.CreateRequest)
+		p := s.create(r.Path, r.Data, r.Flags) // applied, answered late
+		select {
+		case <-release:
+		case <-t.Context().Done():
+		}
+		fc.reply(h.Xid, wire.OK, &wire.Create2Response{Path: p})
+		return true
+	}
+	c := connectTest(t, []string{s.addr()})
+	ctx, cancel := context.WithTimeout(testCtx(t), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.CreateProtectedEphemeralSequential(ctx, "/locks/lock-", nil, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	close(release)
+	waitFor(t, "the orphan deleted", func() error {
+		if kids := s.children("/locks"); len(kids) != 0 {
+			return fmt.Errorf("children %v", kids)
+		}
+		return nil
+	})
+}

@@ -277,6 +277,8 @@ func (s *fakeServer) handle(fc *fakeConn, h wire.RequestHeader, body wire.Record
 		fc.reply(h.Xid, wire.OK, nil)
 	case wire.OpAddWatch:
 		fc.reply(h.Xid, wire.OK, &wire.ErrorResponse{})
+	case wire.OpSync:
+		fc.reply(h.Xid, wire.OK, &wire.PathRequest{Path: body.(*wire.PathRequest).Path})
 	default:
 		code, resp := s.apply(h.Op, body)
 		fc.reply(h.Xid, code, resp)
