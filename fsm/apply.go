@@ -151,6 +151,9 @@ func (f *FSM) applyMulti(zxid int64, cmd *Command, r *Result) {
 }
 
 func (f *FSM) applyOp(zxid int64, cmd *Command, op *Op, r *Result) OpResult {
+	if cmd.NoTTL && op.Mode.IsTTL() && isCreate(op.Type) {
+		return OpResult{Type: op.Type, Err: wire.ErrUnimplemented}
+	}
 	if c := ValidateOp(op); c != wire.OK {
 		return OpResult{Type: op.Type, Err: c}
 	}

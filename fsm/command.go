@@ -51,7 +51,12 @@ type Command struct {
 	// EnforceQuota makes hard quota limits refuse writes (QuotaExceeded),
 	// as ZooKeeper's zookeeper.enforceQuota.
 	EnforceQuota bool `msgpack:"eq,omitempty"`
-	Ops          []Op `msgpack:"o,omitempty"`
+	// NoTTL refuses TTL creates with Unimplemented, as ZooKeeper does
+	// without zookeeper.extendedTypesEnabled; carried in the command so
+	// that a TTL create inside a multi fails in its place (earlier ops OK,
+	// later ones RuntimeInconsistency).
+	NoTTL bool `msgpack:"nt,omitempty"`
+	Ops   []Op `msgpack:"o,omitempty"`
 }
 
 // Op is one tree operation. Type is the ZooKeeper opcode: create (1),

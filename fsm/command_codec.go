@@ -5,6 +5,7 @@ import (
 
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // Commands are encoded by hand as msgpack arrays (no reflection: this is
@@ -33,8 +34,8 @@ func (c *Command) EncodeMsgpack(e *msgpack.Encoder) error {
 	for i := range c.Ops {
 		encodeOp(&ew, &c.Ops[i])
 	}
-	ew.nil() // reserved
-	ew.nil() // reserved
+	ew.optBool(c.NoTTL) // was reserved: nil reads back as false
+	ew.nil()            // reserved
 	return ew.err
 }
 
@@ -81,7 +82,7 @@ func (c *Command) DecodeMsgpack(d *msgpack.Decoder) error {
 			decodeOp(&r, &c.Ops[i])
 		}
 	}
-	r.skip()
+	c.NoTTL = r.optBool()
 	r.skip()
 	return r.err
 }
@@ -123,6 +124,15 @@ func (w *errWriter) int(v int64)    { w.do(w.e.EncodeInt(v)) }
 func (w *errWriter) bool(v bool)    { w.do(w.e.EncodeBool(v)) }
 func (w *errWriter) str(v string)   { w.do(w.e.EncodeString(v)) }
 func (w *errWriter) nil()           { w.do(w.e.EncodeNil()) }
+
+// optBool writes true, or nil for false (the encoding of a reserved slot).
+func (w *errWriter) optBool(v bool) {
+	if v {
+		w.bool(true)
+		return
+	}
+	w.nil()
+}
 
 // bytes keeps nil and empty apart: nil data reads back as null.
 func (w *errWriter) bytes(v []byte) {
@@ -185,6 +195,18 @@ func (r *errReader) bool() bool {
 	v, err := r.d.DecodeBool()
 	r.do(err)
 	return v
+}
+
+// optBool reads what optBool wrote: nil is false.
+func (r *errReader) optBool() bool {
+	if r.err != nil {
+		return false
+	}
+	if code, err := r.d.PeekCode(); r.do(err) && code == msgpcode.Nil {
+		r.skip()
+		return false
+	}
+	return r.bool()
 }
 
 func (r *errReader) str() string {

@@ -183,3 +183,32 @@ func TestSetConfig(t *testing.T) {
 	require.Equal(t, int32(1), st.Version)
 	require.Equal(t, int64(h.idx), st.Mzxid)
 }
+
+// With TTL nodes disabled (NoTTL), a TTL create inside a multi fails in
+// its place with Unimplemented, as ZooKeeper's validateCreateRequest runs
+// for every sub-op: the earlier op's result is OK, the later one's
+// RuntimeInconsistency, and nothing is created.
+func TestMultiTTLCreateRefusedWithoutTTL(t *testing.T) {
+	h := newHarness(t)
+	ttl := Op{Type: wire.OpCreateTTL, Path: "/t", ACL: wire.OpenACLUnsafe, Mode: wire.ModePersistentWithTTL, TTL: 5000}
+	r := h.apply(&Command{Type: CmdOps, Multi: true, NoTTL: true, Ops: []Op{createOp("/a"), ttl, createOp("/b")}})
+	require.Len(t, r.Ops, 3)
+	require.Equal(t, []wire.Code{wire.OK, wire.ErrUnimplemented, wire.ErrRuntimeInconsistency},
+		[]wire.Code{r.Ops[0].Err, r.Ops[1].Err, r.Ops[2].Err})
+	_, ok := h.f.Exists("/a")
+	require.False(t, ok)
+	r = h.apply(&Command{Type: CmdOps, Multi: true, Ops: []Op{ttl}})
+	require.Equal(t, wire.OK, r.Ops[0].Err, "TTL nodes enabled")
+}
+
+// NoTTL survives the log's encoding, and an entry written before it
+// existed (a nil in its slot) reads as false.
+func TestNoTTLRoundTrips(t *testing.T) {
+	for _, want := range []bool{true, false} {
+		b, err := EncodeCommand(&Command{Type: CmdOps, Multi: true, NoTTL: want, Ops: []Op{createOp("/a")}})
+		require.NoError(t, err)
+		c, err := DecodeCommand(b)
+		require.NoError(t, err)
+		require.Equal(t, want, c.NoTTL)
+	}
+}

@@ -139,3 +139,8 @@ func ValidIPID(s string) bool {
 	}
 	return err == nil && n >= 0 && n <= max
 }
+
+// isCreate reports whether t is one of the create opcodes.
+func isCreate(t wire.OpCode) bool {
+	return t == wire.OpCreate || t == wire.OpCreate2 || t == wire.OpCreateContainer || t == wire.OpCreateTTL
+}

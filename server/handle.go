@@ -154,6 +154,7 @@ func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, co
 	cmd.Session = c.SessionID()
 	cmd.Auth = c.commandAuth()
 	cmd.EnforceQuota = c.s.cfg.EnforceQuota
+	cmd.NoTTL = !c.s.cfg.TTLEnabled
 	c.deferred.Add(1)
 	p.future = c.s.proposeOn(cmd, &c.lane)
 	p.finish = func(r *fsm.Result) (wire.Code, wire.Record) { return writeReply(op, r) }
