@@ -340,7 +340,9 @@ func (f *FSM) ReapCandidates(nowMs int64, limit int) []string {
 	defer f.mu.RUnlock()
 	var out []string
 	for p := range f.containers {
-		if n := f.node(p); n.nkids == 0 && n.cversion > 0 {
+		// cversion counts child creates: 0 means never had a child (it
+		// can be negative once the sequence has wrapped past 2^31-1).
+		if n := f.node(p); n.nkids == 0 && n.cversion != 0 {
 			out = append(out, p)
 		}
 	}

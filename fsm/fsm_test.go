@@ -91,6 +91,19 @@ func TestSequentialOverflow(t *testing.T) {
 	require.Equal(t, "/q/s-2147483648", h.create("/q/s", "", wire.ModePersistentSequential).Path)
 }
 
+// A container whose sequence has wrapped past 2^31-1 is still reaped once
+// empty.
+func TestContainerReapedAfterSequenceWrap(t *testing.T) {
+	h := newHarness(t)
+	require.Equal(t, wire.OK, h.create("/c", "", wire.ModeContainer).Err)
+	h.f.mutable("/c").cversion = 2147483647
+	kid := h.create("/c/s", "", wire.ModePersistentSequential)
+	require.Equal(t, "/c/s2147483647", kid.Path)
+	require.Empty(t, h.f.ReapCandidates(h.now, 0), "a container with a child")
+	require.Equal(t, wire.OK, h.do(0, Op{Type: wire.OpDelete, Path: kid.Path, Version: -1}).Err)
+	require.Equal(t, []string{"/c"}, h.f.ReapCandidates(h.now, 0))
+}
+
 func TestOpErrors(t *testing.T) {
 	h := newHarness(t)
 	sess := h.session()
