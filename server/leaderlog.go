@@ -33,6 +33,11 @@ import (
 //   - the transport caps the commit index the leader sends to followers at
 //     the last entry before the queue (commitCap), so followers do not apply
 //     it earlier either.
+//   - a snapshot is persisted only once the log is durable up to its index
+//     (durableSnapshot). Raft takes that index from the entries it applied,
+//     barriers included, and barriers never reach durableFSM: without the
+//     wait, a crash could leave a snapshot past the end of the log, which
+//     raft-wal then refuses to extend.
 //
 // So an entry becomes visible anywhere only once it is committed (a
 // majority stored it, counting the leader) and the leader's copy is
@@ -186,15 +191,25 @@ func (l *leaderLog) durable(index uint64) bool {
 }
 
 // waitDurable blocks until entry index is durable, or returns
-// errLogReleased if the server stops first.
-func (l *leaderLog) waitDurable(index uint64) error {
+// errLogReleased if the server stops first. A failed write keeps it
+// waiting: the server stops, and the entry's fate is unknown until then.
+func (l *leaderLog) waitDurable(index uint64) error { return l.wait(index, false) }
+
+// waitWritten is waitDurable that also fails, with the write error, once
+// the write holding the entry failed.
+func (l *leaderLog) waitWritten(index uint64) error { return l.wait(index, true) }
+
+func (l *leaderLog) wait(index uint64, failFast bool) error {
 	if l.durable(index) {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for !l.durable(index) {
-		if l.released {
+		switch {
+		case failFast && l.err != nil:
+			return l.err
+		case l.released:
 			return errLogReleased
 		}
 		l.cond.Wait()
@@ -256,16 +271,23 @@ func (l *leaderLog) FirstIndex() (uint64, error) {
 
 // LastIndex counts the queued entries.
 func (l *leaderLog) LastIndex() (uint64, error) {
+	if last := l.lastQueued(); last != 0 {
+		return last, nil
+	}
+	return l.LogStore.LastIndex()
+}
+
+// lastQueued returns the index of the last queued or in-flight entry, 0
+// when none is.
+func (l *leaderLog) lastQueued() uint64 {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, q := range [2][]*raft.Log{l.pending, l.writing} {
 		if len(q) > 0 {
-			last := q[len(q)-1].Index
-			l.mu.Unlock()
-			return last, nil
+			return q[len(q)-1].Index
 		}
 	}
-	l.mu.Unlock()
-	return l.LogStore.LastIndex()
+	return 0
 }
 
 // DeleteRange deletes from the durable store; a range that reaches the
@@ -351,12 +373,41 @@ func (d *durableFSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	return out
 }
 
-// Snapshot snapshots the FSM, unless an entry was skipped.
+// Snapshot snapshots the FSM, unless an entry was skipped. Raft labels the
+// snapshot with the last entry it applied, which may be a barrier that
+// never passed ApplyBatch and is still queued; the last entry queued now
+// is at or past it (Raft applies only entries this node stored or queued),
+// so Persist waits for that one (durableSnapshot).
 func (d *durableFSM) Snapshot() (raft.FSMSnapshot, error) {
 	if d.lost.Load() {
 		return nil, errLogReleased
 	}
-	return d.f.Snapshot()
+	snap, err := d.f.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &durableSnapshot{FSMSnapshot: snap, log: d.log, index: d.log.lastQueued()}, nil
+}
+
+// durableSnapshot is an FSM snapshot that is written only once the log is
+// durable up to index, so a snapshot never gets ahead of the log across a
+// crash. It waits on Raft's snapshot goroutine, not the FSM's, and only for
+// the writer, which never waits for Raft.
+type durableSnapshot struct {
+	raft.FSMSnapshot
+	log   *leaderLog
+	index uint64 // the last entry queued when the snapshot was taken, or 0
+}
+
+// Persist waits for the log, then writes the snapshot. If the log write
+// failed (or the server is stopping first) it cancels the snapshot
+// instead: the snapshot must not claim an index the log may not have.
+func (s *durableSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.log.waitWritten(s.index); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("snapshot: raft log not durable up to entry %d: %w", s.index, err)
+	}
+	return s.FSMSnapshot.Persist(sink)
 }
 
 // Restore replaces the FSM's state with a snapshot.
