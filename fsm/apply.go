@@ -17,6 +17,14 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 		// from the others, so stop instead, as etcd does.
 		panic(fmt.Sprintf("fsm: cannot apply log entry %d (term %d): %v; is a newer Paddock writing to this cluster?", l.Index, l.Term, err))
 	}
+	if !l.AppendedAt.IsZero() {
+		// The leader's clock when it appended the entry, replicated with
+		// it (and stored by the log stores): node times and TTL ages come
+		// from the leader alone, as ZooKeeper's leader stamps each txn,
+		// whichever node the write came through. cmd.Time, the
+		// proposer's clock, stays the fallback for entries without it.
+		cmd.Time = l.AppendedAt.UnixMilli()
+	}
 	return f.ApplyCommand(l.Index, l.Term, cmd)
 }
 

@@ -38,7 +38,7 @@ const (
 // Command is one replicated state change.
 type Command struct {
 	Type    CmdType `msgpack:"t"`
-	Time    int64   `msgpack:"ts"` // ms since the epoch, stamped by the proposer
+	Time    int64   `msgpack:"ts"` // ms since the epoch, stamped by the proposer; Apply uses the leader's append time instead
 	Session int64   `msgpack:"s,omitempty"`
 	Term    uint64  `msgpack:"tm,omitempty"`
 	Timeout int32   `msgpack:"to,omitempty"`

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/internal/wire"
@@ -268,4 +269,25 @@ func TestApplyRefusesUnknownEntries(t *testing.T) {
 	require.PanicsWithValue(t,
 		"fsm: cannot apply log entry 7 (term 2): fsm: bad command: unknown format version 99; is a newer Paddock writing to this cluster?",
 		func() { f.Apply(&raft.Log{Index: 7, Term: 2, Data: []byte{99, 1, 2}}) })
+}
+
+// Apply takes node times from the entry's AppendedAt, the leader's clock,
+// replicated with the entry, rather than from the proposer's stamp.
+func TestApplyTakesTimeFromTheLeadersAppend(t *testing.T) {
+	f := New()
+	apply := func(idx uint64, cmd *Command, at time.Time) {
+		b, err := EncodeCommand(cmd)
+		require.NoError(t, err)
+		f.Apply(&raft.Log{Index: idx, Term: 1, Type: raft.LogCommand, Data: b, AppendedAt: at})
+	}
+	leader := time.UnixMilli(1_700_000_123_456)
+	apply(1, &Command{Type: CmdInit, Time: 5, Secret: []byte("s")}, leader)
+	apply(2, &Command{Type: CmdOps, Time: 42, Ops: []Op{createOp("/a")}}, leader)
+	_, st, err := f.Get("/a")
+	require.NoError(t, err)
+	require.Equal(t, leader.UnixMilli(), st.Ctime)
+	apply(3, &Command{Type: CmdOps, Time: 42, Ops: []Op{createOp("/b")}}, time.Time{})
+	_, st, err = f.Get("/b")
+	require.NoError(t, err)
+	require.EqualValues(t, 42, st.Ctime, "without AppendedAt the proposer's stamp")
 }

@@ -351,7 +351,8 @@ func (s *Server) onApply(r *fsm.Result) {
 	}
 }
 
-// propose submits a command to Raft, stamping the leader's time.
+// propose submits a command to Raft, stamping this node's time (the FSM
+// uses the leader's append time when the entry has one: fsm.Apply).
 func (s *Server) propose(cmd *fsm.Command) raft.ApplyFuture { return s.proposeOn(cmd, nil) }
 
 // proposeOn proposes cmd for a client connection whose writes must keep
