@@ -78,6 +78,13 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		// As ZooKeeper's UnimplementedRequestProcessor: answer, then close.
 		p.code, p.closeAfter = wire.ErrUnimplemented, true
 		return p, true
+	case errors.Is(err, wire.ErrInvalidMultiOp):
+		// A multi or multiRead holding an op it does not allow: as
+		// ZooKeeper, MARSHALLINGERROR, and the connection stays (the
+		// frame's length delimits the request).
+		c.s.log.Info("refusing a request", "op", h.Op.String(), "remote", c.ip, "err", err)
+		p.code = wire.ErrMarshallingError
+		return p, false
 	case err != nil:
 		c.logDrop("request "+h.Op.String(), err)
 		return nil, true

@@ -30,3 +30,37 @@ func TestMultiTTLCreateRefusedWhenTTLDisabled(t *testing.T) {
 	_, _, err = srv.fsm.Get("/t")
 	require.ErrorIs(t, err, wire.ErrNoNode)
 }
+
+// A multi holding an op it does not allow is answered MARSHALLINGERROR and
+// the connection stays, as ZooKeeper answers "Invalid type of op" and
+// "Mixing different kind of ops".
+func TestInvalidMultiOpIsMarshallingError(t *testing.T) {
+	srv := attachServer(t, nil)
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	get := wire.MultiOp{Op: wire.OpGetData, Req: &wire.PathWatchRequest{Path: "/"}}
+	check := wire.MultiOp{Op: wire.OpCheck, Req: &wire.CheckVersionRequest{Path: "/", Version: -1}}
+	for i, r := range []struct {
+		op  wire.OpCode
+		ops []wire.MultiOp
+	}{
+		{wire.OpMulti, []wire.MultiOp{get}},
+		{wire.OpMulti, []wire.MultiOp{check, get}},
+		{wire.OpMultiRead, []wire.MultiOp{check}},
+		{wire.OpMulti, []wire.MultiOp{{Op: wire.OpSetACL, Req: &wire.SetACLRequest{Path: "/", ACL: wire.OpenACLUnsafe, Version: -1}}}},
+	} {
+		xid := int32(i + 1)
+		send(t, nc, &wire.RequestHeader{Xid: xid, Op: r.op}, &wire.MultiRequest{Ops: r.ops})
+		var h wire.ReplyHeader
+		readRecord(t, br, &h)
+		require.Equal(t, xid, h.Xid)
+		require.Equal(t, wire.ErrMarshallingError, h.Err, "%v %v", r.op, r.ops)
+	}
+	send(t, nc, &wire.RequestHeader{Xid: 99, Op: wire.OpExists}, &wire.PathWatchRequest{Path: "/"})
+	var h wire.ReplyHeader
+	readRecord(t, br, &h)
+	require.Equal(t, int32(99), h.Xid, "the connection still serves")
+	require.Equal(t, wire.OK, h.Err)
+}

@@ -13,6 +13,12 @@ const DefaultMaxFrame = 0xfffff
 // ErrMalformed is wrapped by every decoding error.
 var ErrMalformed = errors.New("zk: malformed record")
 
+// ErrInvalidMultiOp (which wraps ErrMalformed) reports a well-formed multi
+// or multiRead holding an op it does not allow: an unknown or
+// disallowed type, or ops of both kinds. ZooKeeper answers such a request
+// with MARSHALLINGERROR and keeps the connection.
+var ErrInvalidMultiOp = fmt.Errorf("%w: invalid op in multi", ErrMalformed)
+
 // Record is a jute record that can be encoded and decoded by hand.
 type Record interface {
 	Encode(e *Encoder)
@@ -115,6 +121,13 @@ func (d *Decoder) Offset() int { return d.off }
 func (d *Decoder) Fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+	}
+}
+
+// failOp records an ErrInvalidMultiOp unless an error is already set.
+func (d *Decoder) failOp(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", ErrInvalidMultiOp, fmt.Sprintf(format, args...))
 	}
 }
 

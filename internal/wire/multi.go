@@ -123,7 +123,7 @@ func (o *MultiOp) decodeBody(d *Decoder, h MultiHeader) error {
 	o.Op, o.Req = h.Type, nil
 	req := newMultiOpRequest(h.Type)
 	if req == nil {
-		d.Fail("invalid type of op %v in multi", h.Type)
+		d.failOp("invalid type of op %v", h.Type)
 		return d.Err()
 	}
 	if req.Decode(d) != nil {
@@ -161,7 +161,7 @@ func (r *MultiRequest) Decode(d *Decoder) error {
 		if k := multiOpKind(h.Type); kind == kindInvalid {
 			kind = k
 		} else if k != kind && k != kindInvalid {
-			d.Fail("mixing different kind of ops in multi")
+			d.failOp("mixing different kind of ops")
 			return d.Err()
 		}
 		var op MultiOp
@@ -181,7 +181,7 @@ func (r *MultiRequest) checkKind(op OpCode, d *Decoder) error {
 	}
 	for _, o := range r.Ops {
 		if multiOpKind(o.Op) != want {
-			d.Fail("%v does not allow op %v", op, o.Op)
+			d.failOp("%v does not allow op %v", op, o.Op)
 			return d.Err()
 		}
 	}

@@ -35,25 +35,25 @@ func TestMultiRequestKinds(t *testing.T) {
 
 	// multi with only read ops, multiRead with only write ops
 	_, err := DecodeRequest(OpMulti, NewDecoder(encode(read)))
-	require.ErrorIs(t, err, ErrMalformed)
+	require.ErrorIs(t, err, ErrInvalidMultiOp)
 	_, err = DecodeRequest(OpMultiRead, NewDecoder(encode(write)))
-	require.ErrorIs(t, err, ErrMalformed)
+	require.ErrorIs(t, err, ErrInvalidMultiOp)
 
 	// mixing is rejected by the record itself
 	mixed := &MultiRequest{Ops: append(append([]MultiOp{}, write.Ops[:2]...), read.Ops...)}
 	for _, op := range []OpCode{OpMulti, OpMultiRead} {
 		_, err = DecodeRequest(op, NewDecoder(encode(mixed)))
-		require.ErrorIs(t, err, ErrMalformed)
+		require.ErrorIs(t, err, ErrInvalidMultiOp)
 	}
-	require.ErrorIs(t, (&MultiRequest{}).Decode(NewDecoder(encode(mixed))), ErrMalformed)
+	require.ErrorIs(t, (&MultiRequest{}).Decode(NewDecoder(encode(mixed))), ErrInvalidMultiOp)
 
 	// op types that never appear in a multi
 	for _, op := range []OpCode{OpExists, OpGetACL, OpSetACL, OpSync, OpGetChildren2, OpMulti, OpMultiRead,
 		OpReconfig, OpError, OpNotification, OpPing, 99} {
 		bad := &MultiRequest{Ops: []MultiOp{{Op: op, Req: &PathWatchRequest{Path: "/x"}}}}
 		_, err := DecodeRequest(OpMulti, NewDecoder(encode(bad)))
-		require.ErrorIs(t, err, ErrMalformed, op.String())
-		require.ErrorIs(t, (&MultiOp{}).Decode(NewDecoder(encode(&bad.Ops[0]))), ErrMalformed)
+		require.ErrorIs(t, err, ErrInvalidMultiOp, op.String())
+		require.ErrorIs(t, (&MultiOp{}).Decode(NewDecoder(encode(&bad.Ops[0]))), ErrInvalidMultiOp)
 	}
 	// a lone end marker is not a MultiOp
 	require.ErrorIs(t, (&MultiOp{}).Decode(NewDecoder(encode(&multiEnd))), ErrMalformed)

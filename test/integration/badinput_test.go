@@ -280,7 +280,6 @@ func TestMalformedBodiesClose(t *testing.T) {
 		{"negative buffer length", frame(hdr(wire.OpSetData), str("/b"), be32(0xFFFFFFF0), be32(0))},
 		{"ACL vector count 2^31-1", frame(hdr(wire.OpCreate), str("/v"), be32(0), be32(0x7FFFFFFF), be32(0))},
 		{"SetWatches vector count 2^31-1", frame(hdr(wire.OpSetWatches), make([]byte, 8), be32(0x7FFFFFFF), []byte("/x"))},
-		{"multi with an unknown op type", frame(hdr(wire.OpMulti), be32(99), []byte{0}, be32(0xFFFFFFFF), str("/m"))},
 		{"multi without end marker", frame(hdr(wire.OpMulti), be32(uint32(wire.OpDelete)), []byte{0}, be32(0xFFFFFFFF),
 			str("/m"), be32(0xFFFFFFFF))},
 		{"missing watch flag", frame(hdr(wire.OpGetData), str("/"))},
@@ -297,6 +296,16 @@ func TestMalformedBodiesClose(t *testing.T) {
 	}
 	require.Empty(t, srv.Tree())
 	require.Len(t, srv.Sessions(), len(cases))
+
+	// A well-formed multi holding an op type it does not allow is answered
+	// MARSHALLINGERROR and the connection stays, as in ZooKeeper ("Invalid
+	// type of op"): the frame's length delimits it.
+	c := connectRaw(t, srv)
+	c.write(frame(hdr(wire.OpMulti), be32(99), []byte{0}, be32(0xFFFFFFFF), str("/m")))
+	h, _ := c.reply(1)
+	require.Equal(t, wire.ErrMarshallingError, h.Err, "multi with an unknown op type")
+	c.barrier()
+	require.Empty(t, srv.Tree())
 }
 
 // TestNullBufferIsEmptyData: length -1 is a null buffer, a valid create.
