@@ -62,7 +62,8 @@ type Conn struct {
 }
 
 // Connect starts a client for the given servers ("host:port"; entries may
-// also be comma-separated lists, and a missing port means 2181) and
+// also be comma-separated lists, a missing port means 2181, and a list may
+// end with a chroot, "h1:2181,h2:2181/app", as WithChroot) and
 // returns once a session is established. If ctx ends first, or the session
 // cannot be established (a rejected WithAuth credential), the client is
 // closed and the error returned.
@@ -71,12 +72,19 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Conn, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	hosts, err := parseServers(servers)
+	hosts, chroot, err := parseServers(servers)
 	if err != nil {
 		return nil, err
 	}
 	if o.chroot == "/" {
 		o.chroot = ""
+	}
+	switch {
+	case chroot == "":
+	case o.chroot == "":
+		o.chroot = chroot
+	case o.chroot != chroot:
+		return nil, fmt.Errorf("%w: chroot %q in the server list and %q in WithChroot", ErrBadArguments, chroot, o.chroot)
 	}
 	if o.chroot != "" {
 		if err := wire.ValidatePath(o.chroot); err != nil {
@@ -116,9 +124,23 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Conn, erro
 	}
 }
 
-func parseServers(servers []string) ([]string, error) {
-	var hosts []string
+// parseServers splits the server list into "host:port" addresses (port
+// 2181 by default). As the Java client's ConnectStringParser, an entry may
+// end with a chroot
+// ("h1:2181,h2:2181/app"): it is returned apart ("" for none or "/"), and
+// entries naming different chroots are an error.
+func parseServers(servers []string) (hosts []string, chroot string, err error) {
 	for _, s := range servers {
+		if i := strings.IndexByte(s, '/'); i >= 0 {
+			root := s[i:]
+			if root == "/" {
+				root = ""
+			}
+			if chroot != "" && root != chroot {
+				return nil, "", fmt.Errorf("%w: two chroots, %q and %q", ErrBadArguments, chroot, root)
+			}
+			chroot, s = root, s[:i]
+		}
 		for _, h := range strings.Split(s, ",") {
 			h = strings.TrimSpace(h)
 			if h == "" {
@@ -131,9 +153,9 @@ func parseServers(servers []string) ([]string, error) {
 		}
 	}
 	if len(hosts) == 0 {
-		return nil, fmt.Errorf("%w: no servers given", ErrBadArguments)
+		return nil, "", fmt.Errorf("%w: no servers given", ErrBadArguments)
 	}
-	return hosts, nil
+	return hosts, chroot, nil
 }
 
 // State returns the current state.

@@ -579,3 +579,20 @@ func TestProtectedCreateGivenUpDeletesItsNode(t *testing.T) {
 		return nil
 	})
 }
+
+// A server list may end with a chroot, as the Java client's connect
+// string: "host:port/app" is host:port with WithChroot("/app").
+func TestChrootInServerList(t *testing.T) {
+	s := newFakeServer(t)
+	s.create("/app", nil, ModePersistent)
+	c := connectTest(t, []string{s.addr() + "/app"})
+	p, _, err := c.Create(testCtx(t), "/x", nil, ModePersistent, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "/x", p)
+	assert.Equal(t, []string{"x"}, s.children("/app"))
+
+	_, err = Connect(testCtx(t), []string{s.addr() + "/app"}, WithChroot("/other"))
+	assert.ErrorIs(t, err, ErrBadArguments)
+	_, err = Connect(testCtx(t), []string{s.addr() + "/a", s.addr() + "/b"})
+	assert.ErrorIs(t, err, ErrBadArguments)
+}
