@@ -1,6 +1,7 @@
 package recipes_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -137,4 +138,38 @@ func TestMutexDropsOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	noContenders(t, e, dir)
+}
+
+// An UnfairMutex attempt whose reply was lost, and that was found not
+// applied, may be applied afterwards (a write still in flight through
+// another server): the next attempt then meets its own node, which it
+// must take as held instead of waiting on it until its session ends.
+func TestUnfairMutexTakesItsLateNode(t *testing.T) {
+	e := newEnv(t)
+	dir := e.path("late")
+	conn := e.connect()
+	ctx := tctx(t)
+	for i := 1; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		_, _, err := conn.Create(ctx, dir[:i], nil, client.ModePersistent, nil)
+		if err != nil && !errors.Is(err, client.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	// The lost attempt, applied late: the node and the holder id.
+	if _, err := conn.Multi(ctx, client.CreateOp(dir+"/lock", nil, client.ModeEphemeral, nil),
+		client.SetDataOp(dir, []byte("me"), -1)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := recipes.UnfairAcquireAfterLoss(short, conn, dir, "me")
+	if err != nil {
+		t.Fatalf("waited on its own node: %v", err)
+	}
+	if l.Node() != dir+"/lock" {
+		t.Fatalf("holds %q", l.Node())
+	}
 }

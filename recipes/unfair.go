@@ -33,8 +33,25 @@ func (s *slot) acquire(ctx context.Context, data []byte, try bool) (*Lease, erro
 	if err != nil {
 		return nil, err
 	}
+	return s.acquireAs(ctx, data, []byte(id), try, false)
+}
+
+// acquireAs is acquire with the holder id chosen; lost says an attempt's
+// reply was already lost.
+func (s *slot) acquireAs(ctx context.Context, data, id []byte, try, lost bool) (*Lease, error) {
 	for {
-		l, err := s.try(ctx, data, []byte(id))
+		l, err := s.try(ctx, data, id)
+		if errors.Is(err, client.ErrNodeExists) && lost {
+			// An attempt whose reply was lost, found not applied, may
+			// still have been applied since (a write in flight through
+			// another server): then the node is ours, not one to wait on.
+			if l, err = s.recover(ctx, id); err == nil {
+				return l, nil
+			}
+			if errors.Is(err, errNotOurs) {
+				err = client.ErrNodeExists
+			}
+		}
 		switch {
 		case err == nil:
 			return l, nil
@@ -45,10 +62,10 @@ func (s *slot) acquire(ctx context.Context, data []byte, try bool) (*Lease, erro
 		case errors.Is(err, client.ErrNoNode):
 			err = ensurePath(ctx, s.conn, s.dir, client.ModePersistent, s.o.acl)
 		case errors.Is(err, errNotOurs):
-			err = nil
+			lost, err = true, nil
 		}
 		if ctx.Err() != nil {
-			s.deleteIfOurs(ctx, []byte(id))
+			s.deleteIfOurs(ctx, id)
 			return nil, ctx.Err()
 		}
 		if err != nil && !isRetryable(err) {
