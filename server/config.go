@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -86,8 +89,16 @@ type Config struct {
 	// when those are nil (zoo.cfg's ssl.* and ssl.quorum.* keys).
 	TLSFiles        TLSFiles
 	ClusterTLSFiles TLSFiles
-	// DataDir holds the Raft log and snapshots; empty means in memory.
+	// DataDir holds the Raft snapshots, and the Raft log unless LogDir is
+	// set; empty means in memory.
 	DataDir string
+	// LogDir, if set, holds the Raft log (and its stable store) instead of
+	// DataDir, as ZooKeeper's dataLogDir holds its transaction log. It
+	// needs a DataDir.
+	LogDir string
+	// fromZooCfg marks a configuration read from a zoo.cfg, which needs a
+	// DataDir as ZooKeeper's does.
+	fromZooCfg bool
 	// Stores, if set (and DataDir is empty), are the Raft stores to use
 	// instead of fresh in-memory ones: a server started again on the same
 	// Stores resumes with the same state, as from a data dir.
@@ -228,15 +239,7 @@ func (c *Config) Validate() error {
 	if c.TickTime <= 0 {
 		errs = append(errs, fmt.Errorf("tickTime must be positive, got %v", c.TickTime))
 	}
-	if c.MinSessionTimeout == 0 {
-		c.MinSessionTimeout = 2 * c.TickTime
-	}
-	if c.MaxSessionTimeout == 0 {
-		c.MaxSessionTimeout = 20 * c.TickTime
-	}
-	if c.MinSessionTimeout > c.MaxSessionTimeout {
-		errs = append(errs, fmt.Errorf("minSessionTimeout %v > maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout))
-	}
+	errs = append(errs, c.validateSessionTimeouts()...)
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("bad client port %d", c.Port))
 	}
@@ -287,7 +290,32 @@ func (c *Config) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	errs = append(errs, c.validateDirs())
 	return errors.Join(errs...)
+}
+
+// validateSessionTimeouts fills the default session timeout bounds (2 and
+// 20 ticks) and checks them as ZooKeeper does.
+func (c *Config) validateSessionTimeouts() []error {
+	var errs []error
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"minSessionTimeout", c.MinSessionTimeout}, {"maxSessionTimeout", c.MaxSessionTimeout}} {
+		if t.d < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %v (zoo.cfg's -1 means the default)", t.name, t.d))
+		}
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.MinSessionTimeout > c.MaxSessionTimeout {
+		errs = append(errs, fmt.Errorf("minSessionTimeout %v must not be larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout))
+	}
+	return errs
 }
 
 // clampTimeout negotiates a session timeout (ms) as ZooKeeper does.
@@ -311,4 +339,133 @@ type Stores struct {
 func NewMemoryStores() *Stores {
 	mem := raft.NewInmemStore()
 	return &Stores{Logs: mem, Stable: mem, Snaps: newMemSnapshotStore()}
+}
+
+// Apache ZooKeeper's on-disk layout, recognised so that Paddock never
+// starts an empty tree beside a ZooKeeper one, and Paddock's own.
+const (
+	// zkVersionDir holds ZooKeeper's snapshots (in dataDir) and
+	// transaction logs (in dataLogDir).
+	zkVersionDir = "version-2"
+	// zkSnapshotPrefix and zkLogPrefix start the names of ZooKeeper's
+	// snapshot and transaction log files (then the zxid in hex).
+	zkSnapshotPrefix = "snapshot."
+	zkLogPrefix      = "log."
+	// snapshotsDir is raft.FileSnapshotStore's directory in a data dir.
+	snapshotsDir = "snapshots"
+)
+
+// logDir is where the Raft log lives: LogDir, or else the data dir.
+func (c *Config) logDir() string {
+	if c.LogDir != "" {
+		return c.LogDir
+	}
+	return c.DataDir
+}
+
+// separateLogDir reports whether the Raft log lives outside the data dir.
+func (c *Config) separateLogDir() bool {
+	return c.LogDir != "" && filepath.Clean(c.LogDir) != filepath.Clean(c.DataDir)
+}
+
+// validateDirs checks the data and log dirs: a zoo.cfg needs a dataDir
+// (ZooKeeper refuses to start without one: "dataDir is not set"), a log
+// dir needs a data dir, and a data dir holding a ZooKeeper data tree and
+// no Paddock state is refused.
+func (c *Config) validateDirs() error {
+	switch {
+	case c.DataDir == "" && c.fromZooCfg:
+		return errors.New("dataDir is not set: a server configured by a zoo.cfg keeps its data on disk, " +
+			"and ZooKeeper refuses to start without it; set dataDir in the zoo.cfg or pass --data-dir " +
+			"(paddock server without --config serves from memory)")
+	case c.DataDir == "" && c.LogDir != "":
+		return errors.New("a log dir needs a data dir (zoo.cfg dataLogDir without dataDir)")
+	case c.DataDir == "":
+		return nil
+	}
+	return c.checkZooKeeperTree()
+}
+
+// checkZooKeeperTree refuses a data dir (or log dir) holding Apache
+// ZooKeeper's snapshots or transaction logs when it holds no Paddock
+// state: Paddock does not read them in place, and would bootstrap an empty
+// tree beside them. Beside Paddock state they are only logged.
+func (c *Config) checkZooKeeperTree() error {
+	dirs := []string{c.DataDir}
+	if c.separateLogDir() {
+		dirs = append(dirs, c.LogDir)
+	}
+	found := ""
+	for _, d := range dirs {
+		if found = zkDataFile(d); found != "" {
+			break
+		}
+	}
+	if found == "" {
+		return nil
+	}
+	if hasPaddockState(dirs) {
+		c.Logger.Warn("the data dir also holds an Apache ZooKeeper data tree, which Paddock ignores", "file", found)
+		return nil
+	}
+	from := "--from " + c.DataDir
+	if c.separateLogDir() {
+		from += " --log-dir " + c.LogDir
+	}
+	return fmt.Errorf("data dir %s holds an Apache ZooKeeper data tree (%s) and no Paddock state; Paddock does not "+
+		"serve ZooKeeper's files in place and would start an empty tree beside them. Stop ZooKeeper and migrate it "+
+		"with `paddock import-zk %s --data-dir NEW_DIR`, then set dataDir (--data-dir) to NEW_DIR; or set dataDir "+
+		"to an empty directory to start with an empty tree", c.DataDir, found, from)
+}
+
+// zkDataFile returns a ZooKeeper snapshot or transaction log file in
+// dir/version-2, or "".
+func zkDataFile(dir string) string {
+	entries, err := os.ReadDir(filepath.Join(dir, zkVersionDir))
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, zkSnapshotPrefix) || strings.HasPrefix(n, zkLogPrefix) {
+			return filepath.Join(dir, zkVersionDir, n)
+		}
+	}
+	return ""
+}
+
+// hasPaddockState reports whether any of dirs holds what a Paddock server
+// (or snapshot restore, or import-zk) leaves: snapshots, a raft-wal log or
+// a raft-boltdb file.
+func hasPaddockState(dirs []string) bool {
+	for _, d := range dirs {
+		for _, name := range []string{snapshotsDir, walDir, boltFile} {
+			if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkLogDir refuses a log dir that would leave behind the Raft log an
+// earlier start kept in the data dir (dataLogDir added later): the server
+// would start without its log, and a cluster node without its term and
+// vote.
+func checkLogDir(c *Config) error {
+	if !c.separateLogDir() || c.DataDir == "" {
+		return nil
+	}
+	for _, name := range []string{walDir, boltFile} {
+		if _, err := os.Stat(filepath.Join(c.LogDir, name)); err == nil {
+			return nil
+		}
+	}
+	for _, name := range []string{walDir, boltFile} {
+		old := filepath.Join(c.DataDir, name)
+		if _, err := os.Stat(old); err == nil {
+			return fmt.Errorf("the Raft log is in the data dir (%s) but the log dir is %s: with the server stopped, "+
+				"move %s into %s, or unset dataLogDir", old, c.LogDir, old, c.LogDir)
+		}
+	}
+	return nil
 }

@@ -79,6 +79,9 @@ func (s *Server) FourLetterWord(word string) string {
 		}
 		return "rw"
 	case "dirs":
+		if s.cfg.separateLogDir() {
+			return fmt.Sprintf("datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.DataDir), dirSize(s.cfg.LogDir))
+		}
 		return fmt.Sprintf("datadir_size: %d\nlogdir_size: 0\n", dirSize(s.cfg.DataDir))
 	case "srst", "crst":
 		s.stats.latency.reset()
@@ -224,7 +227,7 @@ func (s *Server) cons() string {
 func (s *Server) conf() string {
 	c := s.cfg
 	return fmt.Sprintf("clientPort=%d\nclientPortAddress=%s\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\nmaxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nserverId=0\n",
-		s.port(), c.Bind, c.DataDir, c.DataDir, c.TickTime.Milliseconds(), c.MaxClientCnxns,
+		s.port(), c.Bind, c.DataDir, c.logDir(), c.TickTime.Milliseconds(), c.MaxClientCnxns,
 		c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds())
 }
 

@@ -53,25 +53,32 @@ func logStoreKind(cfg *Config) string {
 	if cfg.LogStore != LogStoreAuto {
 		return cfg.LogStore
 	}
-	if _, err := os.Stat(filepath.Join(cfg.DataDir, boltFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(cfg.logDir(), boltFile)); err == nil {
 		return LogStoreBolt
 	}
 	return LogStoreWAL
 }
 
-// openLogStore opens the Raft log and stable store of cfg.DataDir.
+// openLogStore opens the Raft log and stable store in cfg.logDir(): the
+// data dir, or the log dir (zoo.cfg dataLogDir).
 func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, error) {
+	if err := checkLogDir(cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := os.MkdirAll(cfg.logDir(), 0o750); err != nil {
+		return nil, nil, nil, err
+	}
 	if logStoreKind(cfg) == LogStoreBolt {
 		// The free list is rebuilt on open instead of written on every
 		// commit: one fewer page to sync per Raft batch.
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, boltFile), NoSync: cfg.NoSync,
+		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.logDir(), boltFile), NoSync: cfg.NoSync,
 			BoltOptions: &bbolt.Options{Timeout: 10 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("open raft log: %w", err)
 		}
 		return bolt, bolt, bolt, nil
 	}
-	dir := filepath.Join(cfg.DataDir, walDir)
+	dir := filepath.Join(cfg.logDir(), walDir)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, nil, nil, err
 	}

@@ -2,22 +2,244 @@ package server
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// ApplyZooCfg reads a ZooKeeper zoo.cfg (Java properties: key=value lines,
+// Values zoo.cfg gives meanings of their own, as ZooKeeper.
+const (
+	// ZooCfgBind is the client address of a server configured by a zoo.cfg
+	// without clientPortAddress: every interface, as ZooKeeper binds.
+	// `paddock server` without a zoo.cfg stays on DefaultBind.
+	ZooCfgBind = "0.0.0.0"
+	// zooCfgUnsetTimeout is ZooKeeper's minSessionTimeout/maxSessionTimeout
+	// "not set": 2 and 20 ticks (Config's zero).
+	zooCfgUnsetTimeout = -1
+	// dynamicFileVersionKey is the one key a dynamic config file may hold
+	// besides the ensemble; ZooKeeper keeps the version in the file name
+	// and refuses the key, Paddock ignores it.
+	dynamicFileVersionKey = "version"
+	// clientAddrLookupTimeout bounds resolving the host names of
+	// clientPortAddress and a server line's client address to compare them.
+	clientAddrLookupTimeout = 5 * time.Second
+	// maxPort is the largest TCP port.
+	maxPort = 65535
+)
+
+// ZooCfg is what a zoo.cfg holds beyond the Config fields it sets.
+type ZooCfg struct {
+	// Unused lists the keys Paddock does not use (LogUnused logs them).
+	Unused []string
+	// Servers holds the server.N lines by key ("server.N"), from the
+	// zoo.cfg or from its dynamic config file.
+	Servers map[string]string
+	// DynamicConfigFile is the dynamicConfigFile value, as given.
+	DynamicConfigFile string
+	// clientPort is whether the zoo.cfg sets clientPort.
+	clientPort bool
+}
+
+// LoadZooCfg reads the zoo.cfg at path into cfg as ZooKeeper 3.8 does: the
+// static file, then the ensemble from its dynamicConfigFile (a relative
+// path is opened from the working directory, as ZooKeeper opens it), then
+// this node's id from dataDir/myid if that file exists. A dataDir becomes
+// required (Config.Validate): flags may still supply it. After applying
+// flags, call ApplyServerClientAddr.
+func LoadZooCfg(path string, cfg *Config) (*ZooCfg, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zc, err := applyZooCfg(f, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if zc.DynamicConfigFile != "" {
+		if err := zc.readDynamic(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Peers, err = PeersFromZooCfg(zc.Servers); err != nil {
+		return nil, err
+	}
+	if len(cfg.Peers) > 0 && cfg.DataDir != "" {
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, "myid")); err == nil {
+			if cfg.ID, err = ReadMyID(cfg.DataDir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return zc, nil
+}
+
+// ApplyServerClientAddr makes this node (cfg.ID) serve clients on the
+// client address of its server.N line (";[host:]port"), if the line has
+// one, as ZooKeeper 3.5+ does. A clientPort in the zoo.cfg must then agree
+// with it, as in ZooKeeper: the same port, and the same address unless
+// clientPortAddress is unset or a wildcard. paddock server calls it once
+// its flags are applied, unless --bind or --port is given.
+func (z *ZooCfg) ApplyServerClientAddr(cfg *Config) error {
+	self, err := cfg.self()
+	if err != nil || self.ClientAddr == "" {
+		return nil // standalone, no client part, or an id Validate refuses
+	}
+	host, port, err := splitClientAddr(self.ClientAddr)
+	if err != nil {
+		return fmt.Errorf("server.%s: client address %q: %w", self.ID, self.ClientAddr, err)
+	}
+	if z.clientPort && clientAddrConflict(cfg.Bind, cfg.Port, host, port) {
+		return fmt.Errorf("client address for this server (id %s) in zoo.cfg (clientPortAddress:clientPort) is %s, "+
+			"which is different from client address %s in its server.%s line; make them agree or drop clientPort",
+			self.ID, cfg.addr(), self.ClientAddr, self.ID)
+	}
+	cfg.Bind, cfg.Port = host, port
+	return nil
+}
+
+// splitClientAddr splits "[host:]port"; no host is every interface.
+func splitClientAddr(addr string) (string, int, error) {
+	host, port := ZooCfgBind, addr
+	if strings.Contains(addr, ":") {
+		var err error
+		if host, port, err = net.SplitHostPort(addr); err != nil {
+			return "", 0, err
+		}
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > maxPort {
+		return "", 0, fmt.Errorf("bad port %q", port)
+	}
+	return host, n, nil
+}
+
+// clientAddrConflict reports whether zoo.cfg's clientPortAddress:clientPort
+// disagrees with a server line's client address, by ZooKeeper's rule.
+func clientAddrConflict(staticHost string, staticPort int, host string, port int) bool {
+	if staticPort != port {
+		return true
+	}
+	ip := net.ParseIP(staticHost)
+	wildcard := staticHost == "" || ip != nil && ip.IsUnspecified()
+	return !wildcard && !sameHost(staticHost, host)
+}
+
+// sameHost reports whether two host names or addresses share an address
+// (ZooKeeper compares resolved addresses).
+func sameHost(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clientAddrLookupTimeout)
+	defer cancel()
+	as, errA := net.DefaultResolver.LookupHost(ctx, a)
+	bs, errB := net.DefaultResolver.LookupHost(ctx, b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	for _, x := range as {
+		for _, y := range bs {
+			if net.ParseIP(x).Equal(net.ParseIP(y)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// applyZooCfg reads a ZooKeeper zoo.cfg (Java properties: key=value lines,
 // # comments) into cfg. A key may also be written with the "zookeeper."
 // prefix of its system-property form. Keys Paddock does not use are
 // returned (and logged once by the caller), not fatal. server.N lines are
-// returned in servers for the cluster configuration.
-func ApplyZooCfg(r io.Reader, cfg *Config) (unused []string, servers map[string]string, err error) {
-	servers = make(map[string]string)
+// returned for the cluster configuration. As in ZooKeeper, the client port
+// binds every interface (ZooCfgBind) unless clientPortAddress is set, and
+// the configuration needs a dataDir (Config.Validate checks it, after
+// flags).
+func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
+	zc := &ZooCfg{Servers: make(map[string]string)}
+	cfg.Bind = ZooCfgBind
+	cfg.fromZooCfg = true
+	err := scanProperties(r, "zoo.cfg", func(key, val string) error {
+		key = strings.TrimPrefix(key, "zookeeper.")
+		switch {
+		case strings.HasPrefix(key, "server."):
+			zc.Servers[key] = val
+			return nil
+		case key == "dynamicConfigFile":
+			zc.DynamicConfigFile = val
+			return nil
+		case key == "clientPort":
+			zc.clientPort = true
+		}
+		used, err := applyKey(cfg, key, val)
+		if !used {
+			zc.Unused = append(zc.Unused, key)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return zc, zc.checkStaticEnsemble()
+}
+
+// checkStaticEnsemble refuses ensemble lines in a zoo.cfg that names a
+// dynamic config file, as ZooKeeper does.
+func (z *ZooCfg) checkStaticEnsemble() error {
+	if z.DynamicConfigFile == "" {
+		return nil
+	}
+	keys := append(slices.Sorted(maps.Keys(z.Servers)), z.Unused...)
+	for _, k := range keys {
+		if strings.HasPrefix(k, "server.") || strings.HasPrefix(k, "group") || strings.HasPrefix(k, "weight") {
+			return fmt.Errorf("%s must be in the dynamic config file %s, not in zoo.cfg", k, z.DynamicConfigFile)
+		}
+	}
+	return nil
+}
+
+// readDynamic reads the ensemble from the dynamic config file: server.N
+// lines (group/weight lines of hierarchical quorums are reported unused);
+// any other key is an error, as in ZooKeeper.
+func (z *ZooCfg) readDynamic() error {
+	f, err := os.Open(z.DynamicConfigFile)
+	if err != nil {
+		return fmt.Errorf("dynamicConfigFile: %w", err)
+	}
+	defer f.Close()
+	err = scanProperties(f, "dynamic config file", func(key, val string) error {
+		switch {
+		case strings.HasPrefix(key, "server."):
+			z.Servers[key] = val
+		case strings.HasPrefix(key, "group"), strings.HasPrefix(key, "weight"):
+			z.Unused = append(z.Unused, key)
+		case key == dynamicFileVersionKey:
+			// Ignored (ZooKeeper refuses it: the version is in the name).
+		default:
+			return errors.New("unrecognised parameter (a dynamic config file holds only server.N lines)")
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", z.DynamicConfigFile, err)
+	}
+	return nil
+}
+
+// scanProperties calls apply for each key=value line of a Java properties
+// file; what names the file in errors.
+func scanProperties(r io.Reader, what string, apply func(key, val string) error) error {
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -28,22 +250,13 @@ func ApplyZooCfg(r io.Reader, cfg *Config) (unused []string, servers map[string]
 		}
 		key, val, ok := cutProperty(text)
 		if !ok {
-			return nil, nil, fmt.Errorf("zoo.cfg line %d: expected key=value, got %q", line, text)
+			return fmt.Errorf("%s line %d: expected key=value, got %q", what, line, text)
 		}
-		key = strings.TrimPrefix(key, "zookeeper.")
-		if strings.HasPrefix(key, "server.") {
-			servers[key] = val
-			continue
-		}
-		used, err := applyKey(cfg, key, val)
-		if err != nil {
-			return nil, nil, fmt.Errorf("zoo.cfg line %d: %s: %w", line, key, err)
-		}
-		if !used {
-			unused = append(unused, key)
+		if err := apply(key, val); err != nil {
+			return fmt.Errorf("%s line %d: %s: %w", what, line, key, err)
 		}
 	}
-	return unused, servers, sc.Err()
+	return sc.Err()
 }
 
 func cutProperty(s string) (string, string, bool) {
@@ -71,6 +284,8 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.TickTime = ms()
 	case "dataDir":
 		cfg.DataDir = val
+	case "dataLogDir":
+		cfg.LogDir = val
 	case "clientPort":
 		cfg.Port = num()
 	case "clientPortAddress":
@@ -78,9 +293,9 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 	case "maxClientCnxns":
 		cfg.MaxClientCnxns = num()
 	case "minSessionTimeout":
-		cfg.MinSessionTimeout = ms()
+		cfg.MinSessionTimeout = sessionTimeout(ms())
 	case "maxSessionTimeout":
-		cfg.MaxSessionTimeout = ms()
+		cfg.MaxSessionTimeout = sessionTimeout(ms())
 	case "4lw.commands.whitelist":
 		cfg.FourLetterWords = nil
 		for _, w := range strings.Split(val, ",") {
@@ -152,6 +367,15 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		return false, nil
 	}
 	return true, err
+}
+
+// sessionTimeout maps zoo.cfg's "not set" (-1) to Config's default (0);
+// any other value stands, and Config.Validate refuses negative ones.
+func sessionTimeout(d time.Duration) time.Duration {
+	if d == zooCfgUnsetTimeout*time.Millisecond {
+		return 0
+	}
+	return d
 }
 
 // LogUnused logs each unused zoo.cfg key once.

@@ -31,14 +31,23 @@ func newServerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := newLogger(logFormat)
 			final := server.DefaultConfig()
+			var zc *server.ZooCfg
 			if configFile != "" {
-				if err := readZooCfg(configFile, &final, log); err != nil {
+				var err error
+				if zc, err = server.LoadZooCfg(configFile, &final); err != nil {
 					return err
 				}
+				server.LogUnused(log, zc.Unused)
 			}
 			overrideFromFlags(cmd, &final, &cfg)
 			if err := clusterFromFlags(&final, id, peers); err != nil {
 				return err
+			}
+			// Explicit --bind/--port win over the zoo.cfg's client address.
+			if zc != nil && !cmd.Flags().Changed("bind") && !cmd.Flags().Changed("port") {
+				if err := zc.ApplyServerClientAddr(&final); err != nil {
+					return err
+				}
 			}
 			if cmd.Flags().Changed("raft-commit-timeout") {
 				if final.Raft == (server.RaftTimers{}) {
@@ -114,28 +123,6 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 	set("cluster-tls-ca", func() { dst.ClusterTLSFiles.TrustStore = flags.ClusterTLSFiles.TrustStore })
 	set("super-digest", func() { dst.SuperDigest = flags.SuperDigest })
 	set("skip-acl", func() { dst.SkipACL = flags.SkipACL })
-}
-
-func readZooCfg(path string, cfg *server.Config, log *slog.Logger) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	unused, servers, err := server.ApplyZooCfg(f, cfg)
-	if err != nil {
-		return err
-	}
-	server.LogUnused(log, unused)
-	if cfg.Peers, err = server.PeersFromZooCfg(servers); err != nil {
-		return err
-	}
-	if len(cfg.Peers) > 0 && cfg.DataDir != "" {
-		if cfg.ID, err = server.ReadMyID(cfg.DataDir); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // clusterFromFlags applies --id and --peer; with peers and no id, the id
