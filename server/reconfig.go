@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,8 +101,14 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 			return err
 		}
 	}
-	for _, id := range leave {
-		if err := s.RemoveMember(id); err != nil && !errors.Is(err, raft.ErrNotLeader) {
+	leader := s.Leader()
+	leave = leaderLast(leave, leader)
+	for i, id := range leave {
+		err := s.RemoveMember(id)
+		// Removing the leader makes it step down once the change is
+		// committed; its answer may then be ErrNotLeader. It goes last,
+		// so no other removal is lost to the election that follows.
+		if err != nil && !(i == len(leave)-1 && id == leader && errors.Is(err, raft.ErrNotLeader)) {
 			return err
 		}
 	}
@@ -111,6 +118,16 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		return err
 	}
 	return s.waitApplied(idx, membershipTimeout)
+}
+
+// leaderLast sorts ids (a map's order must not decide the outcome) and
+// moves leader, if it is among them, to the end.
+func leaderLast(ids []string, leader string) []string {
+	slices.Sort(ids)
+	if i := slices.Index(ids, leader); i >= 0 {
+		ids = append(append(ids[:i:i], ids[i+1:]...), leader)
+	}
+	return ids
 }
 
 // parseMemberList parses "server.N=host:q:e[:role][;client],..." (commas

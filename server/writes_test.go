@@ -64,3 +64,12 @@ func TestInvalidMultiOpIsMarshallingError(t *testing.T) {
 	require.Equal(t, int32(99), h.Xid, "the connection still serves")
 	require.Equal(t, wire.OK, h.Err)
 }
+
+// A reconfig removes members in a fixed order, the leader last: removing
+// the leader first made it step down, and the other removals failed
+// unseen.
+func TestLeaderLast(t *testing.T) {
+	require.Equal(t, []string{"1", "3", "2"}, leaderLast([]string{"3", "2", "1"}, "2"))
+	require.Equal(t, []string{"1", "3"}, leaderLast([]string{"3", "1"}, "2"))
+	require.Empty(t, leaderLast(nil, "2"))
+}
