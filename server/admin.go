@@ -42,7 +42,6 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if s.Leader() == "" {
@@ -74,7 +73,7 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("POST /cluster/transfer-leadership", func(w http.ResponseWriter, r *http.Request) {
 		adminResult(w, s.TransferLeadership(r.URL.Query().Get("to")))
 	})
-	return mux
+	return s.adminGuard(mux)
 }
 
 func adminResult(w http.ResponseWriter, err error) {

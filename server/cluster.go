@@ -350,6 +350,8 @@ func (s *Server) startCluster() error {
 			t.RootCAs = t.ClientCAs
 		}
 		s.mux.tls = t
+		s.mux.checkHost = !s.cfg.ClusterTLSNoHostCheck
+		s.mux.log = s.log
 	}
 	s.mux.forward = s.serveForward
 	s.fwd = newForwarder(s)

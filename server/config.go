@@ -89,6 +89,11 @@ type Config struct {
 	// when those are nil (zoo.cfg's ssl.* and ssl.quorum.* keys).
 	TLSFiles        TLSFiles
 	ClusterTLSFiles TLSFiles
+	// ClusterTLSNoHostCheck turns off the check that a peer's certificate
+	// names its host, on both ends of a cluster connection (zoo.cfg
+	// ssl.quorum.hostnameVerification=false); chaining to the CA is still
+	// required.
+	ClusterTLSNoHostCheck bool
 	// DataDir holds the Raft snapshots, and the Raft log unless LogDir is
 	// set; empty means in memory.
 	DataDir string
@@ -199,6 +204,10 @@ type Config struct {
 	// AdminAddr, if set, serves the admin HTTP endpoints (ZooKeeper's
 	// AdminServer commands, /metrics, health, cluster membership).
 	AdminAddr string
+	// AdminHosts are the host names (besides IP addresses and localhost)
+	// the admin endpoint's sensitive routes accept in the Host header
+	// (adminGuard).
+	AdminHosts []string
 	// MetricsAddr, if set, serves /metrics only.
 	MetricsAddr string
 	// FanoutLogThreshold logs (rate-limited) a change that notifies more
@@ -280,6 +289,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 		c.ClusterTLS = t
+	}
+	if c.ClusterTLS != nil && c.ClusterTLS.ClientCAs == nil && c.ClusterTLS.RootCAs == nil {
+		errs = append(errs, errors.New("cluster TLS needs a CA (--cluster-tls-ca, zoo.cfg ssl.quorum.trustStore.location): "+
+			"without one a peer's certificate would be checked against the system's roots, and any certificate "+
+			"from a public CA would be taken for a member"))
 	}
 	if (c.SecurePort > 0 || c.SecureListener != nil) && c.TLS == nil {
 		errs = append(errs, errors.New("a secure client port needs a TLS configuration (certificate and key)"))

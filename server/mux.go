@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -44,15 +45,19 @@ func (tcpClusterNet) Accepted(_, _ string, c net.Conn) net.Conn { return c }
 // clusterMux accepts connections on the cluster port and hands raft
 // streams to Raft's transport and forwarding streams to the server.
 type clusterMux struct {
-	self    string
-	ln      net.Listener
-	net     ClusterNet
-	peers   func(addr string) string // cluster address -> node id
-	tls     *tls.Config              // mutual TLS on the cluster port, or nil
-	raftCh  chan net.Conn
-	forward func(peer string, c net.Conn)
-	closed  chan struct{}
-	once    sync.Once
+	self  string
+	ln    net.Listener
+	net   ClusterNet
+	peers func(addr string) string // cluster address -> node id
+	tls   *tls.Config              // mutual TLS on the cluster port, or nil
+	// checkHost verifies that a TLS peer's certificate names the host it
+	// connects from (verifyPeerHost); log reports refusals.
+	checkHost bool
+	log       *slog.Logger
+	raftCh    chan net.Conn
+	forward   func(peer string, c net.Conn)
+	closed    chan struct{}
+	once      sync.Once
 }
 
 func newClusterMux(self string, ln net.Listener, cn ClusterNet, peers func(string) string) *clusterMux {
@@ -78,6 +83,13 @@ func (m *clusterMux) route(c net.Conn) {
 	if err != nil {
 		_ = c.Close()
 		return
+	}
+	if tc, ok := c.(*tls.Conn); ok && m.checkHost {
+		if err := verifyPeerHost(tc); err != nil {
+			m.log.Warn("refusing a cluster connection", "peer", peer, "remote", c.RemoteAddr().String(), "err", err)
+			_ = c.Close()
+			return
+		}
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	wrapped := m.net.Accepted(m.self, peer, &bufferedConn{Conn: c, r: br})

@@ -136,6 +136,9 @@ func (m *clusterMux) clientTLS(c net.Conn, addr string) (net.Conn, error) {
 	if host, _, err := net.SplitHostPort(addr); err == nil && cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
+	if !m.checkHost {
+		chainOnly(cfg)
+	}
 	tc := tls.Client(c, cfg)
 	if err := tc.Handshake(); err != nil {
 		_ = c.Close()

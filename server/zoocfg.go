@@ -351,7 +351,11 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		if !strings.EqualFold(val, "PEM") {
 			err = fmt.Errorf("only PEM key and trust stores are supported, not %s", val)
 		}
-	case "sslQuorum", "serverCnxnFactory", "client.secure", "ssl.hostnameVerification", "ssl.quorum.hostnameVerification":
+	case "ssl.quorum.hostnameVerification":
+		var verify bool
+		verify, err = strconv.ParseBool(val)
+		cfg.ClusterTLSNoHostCheck = !verify
+	case "sslQuorum", "serverCnxnFactory", "client.secure", "ssl.hostnameVerification":
 		// Implied by the ssl.quorum.* files / the secure port; accepted.
 	case "enforceQuota":
 		cfg.EnforceQuota, err = strconv.ParseBool(val)

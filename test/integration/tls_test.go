@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"math/big"
 	"net"
 	"testing"
@@ -44,12 +45,17 @@ func newPKI(t *testing.T) *testPKI {
 }
 
 func (p *testPKI) cert(t *testing.T, subject pkix.Name) tls.Certificate {
+	return p.certFor(t, subject, []net.IP{net.ParseIP("127.0.0.1")})
+}
+
+// certFor issues a certificate for subject naming the addresses ips.
+func (p *testPKI) certFor(t *testing.T, subject pkix.Name, ips []net.IP) tls.Certificate {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	p.serial++
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: subject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		IPAddresses: ips,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
 	require.NoError(t, err)
@@ -148,4 +154,19 @@ func TestTLSCluster(t *testing.T) {
 		tc.Close()
 	}
 	require.Error(t, err, "a cluster port without a client certificate is refused")
+
+	// Nor can a certificate from the cluster's CA that names another host
+	// (a client's, when one CA serves clients and nodes): the peer's
+	// certificate must name the host it connects from, as ZooKeeper's
+	// ssl.quorum.hostnameVerification.
+	app := pki.certFor(t, pkix.Name{CommonName: "app-1"}, nil)
+	tc, err = tls.Dial("tcp", members[0].Addr, &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{app}})
+	require.NoError(t, err, "the certificate chains to the cluster CA")
+	_, err = tc.Write([]byte("F\x04evil"))
+	if err == nil {
+		_ = tc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = tc.Read(make([]byte, 1))
+	}
+	tc.Close()
+	require.ErrorIs(t, err, io.EOF, "a certificate naming another host is refused as a peer")
 }
