@@ -83,9 +83,18 @@ func (s *Server) FourLetterWord(word string) string {
 			return fmt.Sprintf("datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.DataDir), dirSize(s.cfg.LogDir))
 		}
 		return fmt.Sprintf("datadir_size: %d\nlogdir_size: 0\n", dirSize(s.cfg.DataDir))
-	case "srst", "crst":
+	case "srst":
+		// ZooKeeper's ServerStats.reset: latency and packet counts.
 		s.stats.latency.reset()
+		s.stats.received.Store(0)
+		s.stats.sent.Store(0)
 		return "Server stats reset.\n"
+	case "crst":
+		for _, c := range s.connList() {
+			c.stats.received.Store(0)
+			c.stats.sent.Store(0)
+		}
+		return "Connection stats reset.\n"
 	}
 	return word + " is not supported by Paddock.\n"
 }

@@ -62,7 +62,7 @@ func (l *latencyStats) snapshot() (minMs int64, avgMs float64, maxMs int64) {
 func (l *latencyStats) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	*l = latencyStats{}
+	l.min, l.max, l.total, l.count = 0, 0, 0, 0
 }
 
 func hexID(id int64) string { return fmt.Sprintf("0x%x", id) }

@@ -73,3 +73,27 @@ func TestLeaderLast(t *testing.T) {
 	require.Equal(t, []string{"1", "3"}, leaderLast([]string{"3", "1"}, "2"))
 	require.Empty(t, leaderLast(nil, "2"))
 }
+
+// srst resets the server's latency and packet counts, crst each
+// connection's counts, as ZooKeeper's; neither may take the server down
+// (srst used to overwrite a locked mutex: a fatal error).
+func TestStatsReset(t *testing.T) {
+	srv := attachServer(t, nil)
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpExists}, &wire.PathWatchRequest{Path: "/"})
+	var h wire.ReplyHeader
+	readRecord(t, br, &h)
+	require.NotZero(t, srv.stats.received.Load())
+	require.Equal(t, "Server stats reset.\n", srv.FourLetterWord("srst"))
+	require.Zero(t, srv.stats.received.Load())
+	_, avg, _ := srv.stats.latency.snapshot()
+	require.Zero(t, avg)
+	require.Equal(t, "Connection stats reset.\n", srv.FourLetterWord("crst"))
+	for _, c := range srv.connList() {
+		require.Zero(t, c.stats.received.Load())
+	}
+	require.Equal(t, "imok", srv.FourLetterWord("ruok"), "still serving")
+}
