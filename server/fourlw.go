@@ -46,9 +46,31 @@ func (s *Server) fourLetterAllowed(word string) bool {
 	return false
 }
 
+// notServing is what ZooKeeper answers most four-letter words with while
+// it serves no clients (no quorum, an election running).
+const notServing = "This ZooKeeper instance is not currently serving requests\n"
+
+// serving reports whether this node serves clients: standalone, with a
+// leader, or read-only.
+func (s *Server) serving() bool {
+	return !s.cfg.clustered() || s.Leader() != "" || s.readOnlyNow()
+}
+
 // FourLetterWord returns the output of a ZooKeeper four-letter word, in
-// ZooKeeper's format.
+// ZooKeeper's format. While the node serves no clients, every word but
+// ruok, envi and the resets says so, as ZooKeeper's (isro: "null"), so a
+// probe reading srvr's Mode or mntr's zk_server_state does not take a node
+// without a quorum for a healthy follower.
 func (s *Server) FourLetterWord(word string) string {
+	if !s.serving() {
+		switch word {
+		case "ruok", "envi", "srst", "crst":
+		case "isro":
+			return "null"
+		default:
+			return notServing
+		}
+	}
 	switch word {
 	case "ruok":
 		return "imok"
@@ -183,7 +205,7 @@ func (s *Server) MonitorValues() [][2]string {
 		{"zk_slow_consumers_disconnected", fmt.Sprint(s.stats.slowConsumers.Load())},
 		{"zk_uptime", fmt.Sprint(time.Since(s.started).Milliseconds())},
 	}
-	return kv
+	return append(kv, fileDescriptorValues()...)
 }
 
 func (s *Server) mntr() string {

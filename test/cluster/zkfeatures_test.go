@@ -143,3 +143,22 @@ func TestReconfigRemovesLeaderAndFollower(t *testing.T) {
 		return err == nil && len(members) == 3 && n.Leader() != "" && n.Leader() != fmt.Sprint(leader+1)
 	})
 }
+
+// A node without a leader says it is not serving, as ZooKeeper's
+// four-letter words do, instead of reporting itself a healthy follower
+// while it refuses every handshake; ruok still answers.
+func TestFourLetterWordsOfALeaderlessNode(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	cut := (c.Leader() + 1) % 3
+	n := c.Node(cut).Server()
+	require.Contains(t, n.FourLetterWord("srvr"), "Mode: follower")
+	c.Partition(cut)
+	eventually(t, "the cut-off node stops serving", func() bool {
+		return n.FourLetterWord("srvr") == "This ZooKeeper instance is not currently serving requests\n"
+	})
+	require.Equal(t, "This ZooKeeper instance is not currently serving requests\n", n.FourLetterWord("mntr"))
+	require.Equal(t, "null", n.FourLetterWord("isro"))
+	require.Equal(t, "imok", n.FourLetterWord("ruok"))
+	c.Heal()
+	eventually(t, "serving again", func() bool { return strings.Contains(n.FourLetterWord("srvr"), "Mode: follower") })
+}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +108,15 @@ func TestFLWMntr(t *testing.T) {
 	for _, k := range []string{"zk_avg_latency", "zk_packets_received", "zk_packets_sent", "zk_outstanding_requests",
 		"zk_watch_count", "zk_ephemerals_count", "zk_approximate_data_size", "zk_num_alive_connections"} {
 		require.Contains(t, kv, k)
+	}
+	if runtime.GOOS == "linux" {
+		// File-descriptor alerts read these (ZooKeeper reports them on Unix).
+		open, err := strconv.Atoi(kv["zk_open_file_descriptor_count"])
+		require.NoError(t, err)
+		limit, err := strconv.Atoi(kv["zk_max_file_descriptor_count"])
+		require.NoError(t, err)
+		require.Positive(t, open)
+		require.GreaterOrEqual(t, limit, open)
 	}
 }
 
