@@ -37,6 +37,12 @@ const (
 	maxPort = 65535
 )
 
+// ZooCfgFourLetterWords is the 4lw whitelist of a server configured by a
+// zoo.cfg without 4lw.commands.whitelist: ZooKeeper's default, srvr alone
+// (zkServer.sh uses it), since such a server listens on every interface.
+// `paddock server` without a zoo.cfg keeps DefaultFourLetterWords.
+var ZooCfgFourLetterWords = []string{"srvr"}
+
 // ZooCfg is what a zoo.cfg holds beyond the Config fields it sets.
 type ZooCfg struct {
 	// Unused lists the keys Paddock does not use (LogUnused logs them).
@@ -169,6 +175,7 @@ func sameHost(a, b string) bool {
 func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 	zc := &ZooCfg{Servers: make(map[string]string)}
 	cfg.Bind = ZooCfgBind
+	cfg.FourLetterWords = ZooCfgFourLetterWords
 	cfg.fromZooCfg = true
 	err := scanProperties(r, "zoo.cfg", func(key, val string) error {
 		key = strings.TrimPrefix(key, "zookeeper.")
@@ -190,6 +197,11 @@ func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ReadOnlyMode && !slices.Contains(cfg.FourLetterWords, "isro") && !slices.Contains(cfg.FourLetterWords, "*") {
+		// As ZooKeeper: clients in read-only mode look for a read-write
+		// server with isro, whatever the whitelist.
+		cfg.FourLetterWords = append(slices.Clone(cfg.FourLetterWords), "isro")
 	}
 	return zc, zc.checkStaticEnsemble()
 }

@@ -264,3 +264,21 @@ func TestCheckLogDir(t *testing.T) {
 	cfg.LogDir = data
 	require.NoError(t, checkLogDir(&cfg), "same dir")
 }
+
+// A zoo.cfg without 4lw.commands.whitelist gets ZooKeeper's default, srvr
+// alone (its server listens on every interface), plus isro in read-only
+// mode, which ZooKeeper adds whatever the whitelist says.
+func TestZooCfgFourLetterWordDefault(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _, err := loadZooCfg(t, "dataDir="+dir+"\n")
+	require.NoError(t, err)
+	require.Equal(t, []string{"srvr"}, cfg.FourLetterWords)
+	cfg, _, err = loadZooCfg(t, "dataDir="+dir+"\nreadonlymode.enabled=true\n")
+	require.NoError(t, err)
+	require.Equal(t, []string{"srvr", "isro"}, cfg.FourLetterWords)
+	cfg, _, err = loadZooCfg(t, "dataDir="+dir+"\n4lw.commands.whitelist=mntr, ruok\n")
+	require.NoError(t, err)
+	require.Equal(t, []string{"mntr", "ruok"}, cfg.FourLetterWords)
+	require.Equal(t, []string{"ruok", "srvr", "stat", "mntr", "cons", "conf", "envi", "wchs", "wchc", "wchp", "dump", "isro", "dirs"},
+		DefaultConfig().FourLetterWords, "paddock server without a zoo.cfg")
+}
