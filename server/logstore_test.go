@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/stretchr/testify/require"
@@ -67,4 +69,24 @@ func TestUnknownLogStore(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DataDir, cfg.LogStore = t.TempDir(), "leveldb"
 	require.ErrorContains(t, cfg.Validate(), `unknown log store "leveldb"`)
+}
+
+// Both log stores keep an entry's AppendedAt (the leader's time, which the
+// FSM takes node times from), so a replay after a restart applies an entry
+// with the times it had.
+func TestLogStoresKeepAppendedAt(t *testing.T) {
+	for _, store := range []string{LogStoreWAL, LogStoreBolt} {
+		t.Run(store, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.DataDir, cfg.LogStore, cfg.NoSync = t.TempDir(), store, true
+			logs, _, closer, err := openLogStore(&cfg)
+			require.NoError(t, err)
+			defer closer.Close()
+			at := time.UnixMilli(1_700_000_123_456).Add(789 * time.Microsecond)
+			require.NoError(t, logs.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogCommand, Data: []byte("x"), AppendedAt: at}}))
+			var got raft.Log
+			require.NoError(t, logs.GetLog(1, &got))
+			require.Equal(t, at.UnixMilli(), got.AppendedAt.UnixMilli())
+		})
+	}
 }
