@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,27 @@ var adminCommands = map[string]string{
 	"wchs": "wchs", "watch_summary": "wchs", "wchc": "wchc", "watches": "wchc",
 	"wchp": "wchp", "watches_by_path": "wchp", "dump": "dump", "dirs": "dirs",
 	"leader": "leader", "lead": "leader", "isro": "isro", "is_read_only": "isro", "voting_view": "voting_view",
+}
+
+// adminCommandNames are the names ZooKeeper's AdminServer reports in a
+// response's "command", whichever alias was asked for.
+var adminCommandNames = map[string]string{
+	"ruok": "ruok", "srvr": "server_stats", "stat": "stats", "mntr": "monitor", "cons": "connections",
+	"conf": "configuration", "envi": "environment", "wchs": "watch_summary", "wchc": "watches",
+	"wchp": "watches_by_path", "dump": "dump", "dirs": "dirs", "leader": "leader", "isro": "is_read_only",
+	"voting_view": "voting_view",
+}
+
+// jsonValue types a mntr value as ZooKeeper's AdminServer does: a number
+// when it is one, else the string.
+func jsonValue(v string) any {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f
+	}
+	return v
 }
 
 // AdminHandler serves ZooKeeper's AdminServer commands as JSON under
@@ -99,19 +121,20 @@ func (s *Server) adminCommand(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	word, ok := adminCommands[name]
 	if !ok {
-		writeJSON(w, http.StatusNotFound, map[string]any{"command": name, "error": "Unknown command: " + name})
+		// As ZooKeeper's AdminServer: 200, and the error in the body.
+		writeJSON(w, http.StatusOK, map[string]any{"command": name, "error": "Unknown command: " + name})
 		return
 	}
-	out := map[string]any{"command": name, "error": nil}
+	out := map[string]any{"command": adminCommandNames[word], "error": nil}
 	switch word {
 	case "ruok":
 	case "mntr":
 		for _, kv := range s.MonitorValues() {
-			out[strings.TrimPrefix(kv[0], "zk_")] = kv[1]
+			out[strings.TrimPrefix(kv[0], "zk_")] = jsonValue(kv[1])
 		}
 	case "leader":
 		out["is_leader"] = s.isLeader()
-		out["leader_id"] = s.Leader()
+		out["leader_id"] = jsonValue(s.Leader())
 	case "isro":
 		out["read_only"] = s.readOnlyNow()
 	case "voting_view":

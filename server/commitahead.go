@@ -51,6 +51,9 @@ type commitAheadTransport struct {
 	// capCommit, if set (before Raft starts), caps the commit index of
 	// outgoing AppendEntries: leaderLog.commitCap.
 	capCommit func(commit uint64) uint64
+	// acks holds, per peer, when it last answered an AppendEntries (a
+	// heartbeat, on the leader) with success: mntr's synced followers.
+	acks sync.Map // raft.ServerID -> time.Time
 
 	// Owned by run.
 	passed    uint64 // the last entry of any AppendEntries passed on
@@ -88,7 +91,18 @@ func (c *commitAheadTransport) Close() error {
 
 // AppendEntries sends an AppendEntries, its commit index capped.
 func (c *commitAheadTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	return c.NetworkTransport.AppendEntries(id, target, c.capRequest(args), resp)
+	err := c.NetworkTransport.AppendEntries(id, target, c.capRequest(args), resp)
+	if err == nil && resp.Success {
+		c.acks.Store(id, time.Now())
+	}
+	return err
+}
+
+// answeredSince reports whether peer id answered an AppendEntries with
+// success at or after t.
+func (c *commitAheadTransport) answeredSince(id raft.ServerID, t time.Time) bool {
+	v, ok := c.acks.Load(id)
+	return ok && !v.(time.Time).Before(t)
 }
 
 // AppendEntriesPipeline returns a pipeline that keeps one AppendEntries

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
 )
 
@@ -205,6 +206,7 @@ func (s *Server) MonitorValues() [][2]string {
 		{"zk_slow_consumers_disconnected", fmt.Sprint(s.stats.slowConsumers.Load())},
 		{"zk_uptime", fmt.Sprint(time.Since(s.started).Milliseconds())},
 	}
+	kv = append(kv, s.leaderValues()...)
 	return append(kv, fileDescriptorValues()...)
 }
 
@@ -255,11 +257,22 @@ func (s *Server) cons() string {
 	return b.String()
 }
 
+// conf is ZooKeeper's conf: in a cluster, with this node's id and the
+// membership (the server.N lines and version of /zookeeper/config), as a
+// quorum peer prints them.
 func (s *Server) conf() string {
 	c := s.cfg
-	return fmt.Sprintf("clientPort=%d\nclientPortAddress=%s\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\nmaxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nserverId=0\n",
+	id := "0"
+	if c.clustered() {
+		id = c.ID
+	}
+	out := fmt.Sprintf("clientPort=%d\nclientPortAddress=%s\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\nmaxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nserverId=%s\n",
 		s.port(), c.Bind, c.DataDir, c.logDir(), c.TickTime.Milliseconds(), c.MaxClientCnxns,
-		c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds())
+		c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds(), id)
+	if members, _, err := s.fsm.Get(fsm.ConfigPath); err == nil && c.clustered() && len(members) > 0 {
+		out += "membership: \n" + strings.TrimSuffix(string(members), "\n") + "\n"
+	}
+	return out
 }
 
 func (s *Server) port() int {

@@ -152,7 +152,23 @@ func TestFourLetterWordsOfALeaderlessNode(t *testing.T) {
 	cut := (c.Leader() + 1) % 3
 	n := c.Node(cut).Server()
 	require.Contains(t, n.FourLetterWord("srvr"), "Mode: follower")
+	conf := n.FourLetterWord("conf")
+	require.Contains(t, conf, fmt.Sprintf("serverId=%d\n", cut+1), "conf names the node, as a quorum peer's")
+	require.Contains(t, conf, "membership: \nserver.1=")
+	leader := c.Node(c.Leader()).Server()
+	synced := func() string {
+		for _, kv := range leader.MonitorValues() {
+			if kv[0] == "zk_synced_followers" {
+				return kv[1]
+			}
+		}
+		return "missing"
+	}
+	eventually(t, "the leader's mntr counts two synced followers", func() bool { return synced() == "2" })
+	require.Contains(t, leader.FourLetterWord("mntr"), "zk_learners\t2\n")
+	require.Contains(t, leader.FourLetterWord("mntr"), "zk_quorum_size\t3\n")
 	c.Partition(cut)
+	eventually(t, "the leader's mntr counts one synced follower", func() bool { return synced() == "1" })
 	eventually(t, "the cut-off node stops serving", func() bool {
 		return n.FourLetterWord("srvr") == "This ZooKeeper instance is not currently serving requests\n"
 	})
