@@ -448,6 +448,12 @@ func (s *Server) proposeHere(cmd *fsm.Command) (*fsm.Result, error) {
 	return resultOf(s.node.r.Apply(b, DefaultProposeTimeout))
 }
 
+// ExpiriesSettled reports whether this node's expirer has expired every
+// session due by its clock's now and waits for a later one (false on a
+// node that does not lead). With a manual clock (Config.Clock), a test
+// waits for it after advancing the clock.
+func (s *Server) ExpiriesSettled() bool { return s.isLeader() && s.tracker.Settled() }
+
 // ExpireSession ends session id now, exactly as a timeout would.
 func (s *Server) ExpireSession(id int64) error {
 	res, err := s.apply(&fsm.Command{Type: fsm.CmdExpireSession, Session: id, Term: s.node.r.CurrentTerm()})

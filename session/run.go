@@ -54,3 +54,12 @@ func (t *Tracker) unpark() {
 	t.parked = false
 	t.mu.Unlock()
 }
+
+// Settled reports whether Run has expired every session due by the
+// clock's now and is waiting for a later bucket (tests with a manual
+// clock: an Advance is complete once it is settled).
+func (t *Tracker) Settled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.parked && t.waitUntil > t.now()
+}

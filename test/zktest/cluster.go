@@ -173,10 +173,10 @@ func (c *Cluster) RemoveNode(i int) {
 // loses leadership. Resume(i) undoes it (links to the others are
 // restored with Heal).
 func (c *Cluster) Pause(i int) {
-	c.Partition(i)
 	if srv := c.nodes[i].running(); srv != nil {
-		srv.Pause()
+		srv.Pause() // first, so it never sees itself cut off
 	}
+	c.Partition(i)
 }
 
 // Resume unfreezes node i and heals the network.

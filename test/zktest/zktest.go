@@ -296,13 +296,28 @@ func (s *Server) Restart() {
 }
 
 // Advance moves the manual clock (WithManualClock) forward by d, expiring
-// every session not heard from within its timeout.
+// every session not heard from within its timeout; it returns once those
+// expiries are applied (their ephemerals deleted, their watches fired).
+// The manual clock drives session expiry only: TTL nodes age by the real
+// clock.
 func (s *Server) Advance(d time.Duration) {
+	s.t.Helper()
 	if s.opts.clock == nil {
 		s.t.Fatalf("zktest: Advance needs WithManualClock")
 	}
 	s.opts.clock.Advance(d)
+	deadline := time.Now().Add(advanceSettleTimeout)
+	for !s.server().ExpiriesSettled() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("zktest: the expiries due after Advance(%v) were not applied within %v", d, advanceSettleTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
+
+// advanceSettleTimeout bounds how long Advance waits for the expiries it
+// makes due to be applied.
+const advanceSettleTimeout = 10 * time.Second
 
 // Reap deletes empty containers and expired TTL nodes now; it returns how
 // many nodes were deleted.
