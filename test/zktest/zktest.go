@@ -240,7 +240,11 @@ func (s *Server) server() *server.Server {
 }
 
 // Addr returns "host:port".
-func (s *Server) Addr() string { return s.addr }
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
 
 // SecureAddr returns the TLS client address ("host:port"), with WithTLS.
 func (s *Server) SecureAddr() string {
@@ -252,7 +256,7 @@ func (s *Server) SecureAddr() string {
 
 // Servers returns the address list for go-zookeeper's zk.Connect or
 // client.Connect.
-func (s *Server) Servers() []string { return []string{s.addr} }
+func (s *Server) Servers() []string { return []string{s.Addr()} }
 
 // ExpireSession expires session id now, exactly as a timeout would end it
 // in ZooKeeper: its ephemerals are deleted (watchers get NodeDeleted and
@@ -292,7 +296,7 @@ func (s *Server) Stop() {
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
-	s.start(s.addr)
+	s.start(s.Addr())
 }
 
 // Advance moves the manual clock (WithManualClock) forward by d, expiring
@@ -392,4 +396,4 @@ func (s *Server) Watches() []Watch {
 // Notifications returns how many watch notifications the server has sent.
 func (s *Server) Notifications() uint64 { return s.server().Watches().Stats().Notifications }
 
-func (s *Server) String() string { return fmt.Sprintf("zktest.Server(%s)", s.addr) }
+func (s *Server) String() string { return fmt.Sprintf("zktest.Server(%s)", s.Addr()) }
