@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,7 +84,10 @@ If the session is lost while the command runs (it expired during a network
 partition, or the lock node was deleted), the lock may already belong to
 someone else: paddock lock prints a message, sends SIGTERM to the command
 (SIGKILL 10s later) and exits with the command's status. SIGINT, SIGTERM and
-SIGHUP are passed on to the command.
+SIGHUP are passed on to the command. Unless stdin is a terminal, the command
+runs in its own process group and the signals go to the whole group, so
+what it started stops too; on Linux the command is killed if paddock lock
+itself dies.
 
 Exit statuses of its own: 75 if the lock was not acquired within --timeout,
 130 if interrupted while waiting, 127 if COMMAND could not be started, 1 for
@@ -132,8 +136,15 @@ func runLocked(ctx context.Context, f *recipeFlags, timeout time.Duration, path 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	conn, opts, err := f.connect(ctx)
-	if err != nil {
+	cctx, stopConnect := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	conn, opts, err := f.connect(cctx)
+	interrupted := cctx.Err() != nil && ctx.Err() == nil
+	stopConnect()
+	switch {
+	case err != nil && interrupted:
+		fmt.Fprintf(std.err, "paddock lock: interrupted while connecting for %s\n", path)
+		return exitInterrupted, nil
+	case err != nil:
 		return 0, err
 	}
 	defer conn.Close()
@@ -202,7 +213,13 @@ func runHolding(lease *recipes.Lease, path string, command []string, sigs <-chan
 	c.Env = append(os.Environ(),
 		"PADDOCK_LOCK_TOKEN="+strconv.FormatInt(lease.Token(), 10),
 		"PADDOCK_LOCK_NODE="+lease.Node())
-	if err := c.Start(); err != nil {
+	in, _ := std.in.(*os.File)
+	group := ownGroup(in)
+	prepareGroup(c, group)
+	runtime.LockOSThread() // the parent-death signal follows the forking thread
+	err := c.Start()
+	runtime.UnlockOSThread()
+	if err != nil {
 		fmt.Fprintf(std.err, "paddock lock: %v\n", err)
 		return exitNoCommand
 	}
@@ -218,15 +235,15 @@ func runHolding(lease *recipes.Lease, path string, command []string, sigs <-chan
 		case <-done:
 			return exitStatus(c.ProcessState)
 		case sig := <-sigs:
-			_ = c.Process.Signal(sig)
+			signalCommand(c, group, sig)
 		case <-lost:
 			lost = nil
 			fmt.Fprintf(std.err, "paddock lock: lost the lock on %s (%v); someone else may hold it now: sending SIGTERM to %s\n",
 				path, lease.Err(), command[0])
-			_ = c.Process.Signal(syscall.SIGTERM)
+			signalCommand(c, group, syscall.SIGTERM)
 			kill = time.After(killGrace)
 		case <-kill:
-			_ = c.Process.Kill()
+			signalCommand(c, group, syscall.SIGKILL)
 		}
 	}
 }
@@ -269,6 +286,9 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 	defer stop()
 	conn, opts, err := f.connect(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil // interrupted while connecting: as while campaigning
+		}
 		return 0, err
 	}
 	defer conn.Close()

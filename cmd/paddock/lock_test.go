@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -241,4 +242,60 @@ func TestElect(t *testing.T) {
 	})
 	b.cancel()
 	<-b.done
+}
+
+// A lost lock's SIGTERM reaches everything the command started (its own
+// process group), not only its first process: a script's children would
+// otherwise keep working without the lock.
+func TestLockSessionLostStopsTheWholeCommand(t *testing.T) {
+	srv := zktest.Start(t)
+	ctx := lockCtx(t)
+	conn := lockConn(t, srv)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	done := make(chan int)
+	go func() {
+		_, _, code := runPaddock(ctx, "lock", "--server", srv.Addr(), "/locks/tree", "--",
+			"sh", "-c", "sleep 30 & echo $! > "+pidFile+"; wait")
+		done <- code
+	}()
+	var owner int64
+	pollUntil(t, "the lock node and the grandchild", func() bool {
+		kids, _, _ := conn.Children(ctx, "/locks/tree")
+		if len(kids) == 1 {
+			if st, ok, _ := conn.Exists(ctx, "/locks/tree/"+kids[0]); ok {
+				owner = st.EphemeralOwner
+			}
+		}
+		b, _ := os.ReadFile(pidFile)
+		return owner != 0 && strings.HasSuffix(string(b), "\n")
+	})
+	b, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.ExpireSession(owner); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(lockWait):
+		t.Fatal("paddock lock did not end after its session expired")
+	}
+	pollUntil(t, "the grandchild gone", func() bool { return processGone(pid) })
+}
+
+// processGone reports whether pid has exited: no such process, or a zombie
+// its new parent has not reaped yet.
+func processGone(pid int) bool {
+	if syscall.Kill(pid, 0) == syscall.ESRCH {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	return strings.HasPrefix(strings.TrimSpace(rest), "Z")
 }
