@@ -294,7 +294,8 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 	defer conn.Close()
 	e := recipes.NewElection(conn, path, opts...)
 	printed := make(chan struct{})
-	go printLeaders(e.Observe(ctx), stdout, printed)
+	shown := make(chan int64, leaderLinesBuffered)
+	go printLeaders(e.Observe(ctx), stdout, printed, shown)
 	defer func() { stop(); <-printed }()
 	lease, err := e.Campaign(ctx, []byte(value))
 	if err != nil {
@@ -302,6 +303,17 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 			return 0, nil
 		}
 		return 0, err
+	}
+	// "elected" follows the "leader:" line naming this process.
+	for waiting := true; waiting; {
+		select {
+		case tok := <-shown:
+			waiting = tok != lease.Token()
+		case <-ctx.Done():
+			waiting = false
+		case <-lease.Lost():
+			waiting = false
+		}
 	}
 	fmt.Fprintf(stdout, "elected: %s\n", value)
 	select {
@@ -315,9 +327,19 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 	}
 }
 
-func printLeaders(leaders <-chan recipes.LeaderInfo, w io.Writer, done chan<- struct{}) {
+// leaderLinesBuffered bounds the leader lines runElect may not have looked
+// at yet (it waits for its own); more are printed but not passed on.
+const leaderLinesBuffered = 64
+
+// printLeaders prints each leader change and passes its token on to shown
+// (without blocking).
+func printLeaders(leaders <-chan recipes.LeaderInfo, w io.Writer, done chan<- struct{}, shown chan<- int64) {
 	defer close(done)
 	for l := range leaders {
 		fmt.Fprintf(w, "leader: %s (token %d)\n", l.Value, l.Token)
+		select {
+		case shown <- l.Token:
+		default:
+		}
 	}
 }

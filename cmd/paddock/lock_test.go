@@ -227,6 +227,9 @@ func TestElect(t *testing.T) {
 	}
 	a := start("alpha")
 	pollUntil(t, "alpha elected", func() bool { return strings.Contains(a.out.String(), "elected: alpha") })
+	if out := a.out.String(); !strings.HasPrefix(out, "leader: alpha") {
+		t.Fatalf("\"elected\" came before the leader line naming alpha:\n%s", out)
+	}
 	b := start("beta")
 	pollUntil(t, "beta sees alpha", func() bool { return strings.Contains(b.out.String(), "leader: alpha") })
 	if strings.Contains(b.out.String(), "elected") {
@@ -236,10 +239,11 @@ func TestElect(t *testing.T) {
 	if code := <-a.done; code != 0 {
 		t.Errorf("alpha exited %d", code)
 	}
-	pollUntil(t, "beta elected", func() bool {
-		out := b.out.String()
-		return strings.Contains(out, "elected: beta") && strings.Contains(out, "leader: beta")
-	})
+	pollUntil(t, "beta elected", func() bool { return strings.Contains(b.out.String(), "elected: beta") })
+	out := b.out.String()
+	if i := strings.Index(out, "leader: beta"); i < 0 || i > strings.Index(out, "elected: beta") {
+		t.Fatalf("\"elected\" came before the leader line naming beta:\n%s", out)
+	}
 	b.cancel()
 	<-b.done
 }
