@@ -376,11 +376,6 @@ func (s *Server) quorumWatch() {
 			return
 		case <-t.C:
 		}
-		if s.gate.closed() {
-			// Paused (tests: a process stopped with SIGSTOP): it does
-			// nothing, so its clients find out by their own timeouts.
-			continue
-		}
 		leader := s.Leader() != ""
 		s.trackLeader(leader)
 		if leader {

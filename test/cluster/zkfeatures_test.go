@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -178,30 +177,4 @@ func TestFourLetterWordsOfALeaderlessNode(t *testing.T) {
 	require.Equal(t, "imok", n.FourLetterWord("ruok"))
 	c.Heal()
 	eventually(t, "serving again", func() bool { return strings.Contains(n.FourLetterWord("srvr"), "Mode: follower") })
-}
-
-// A paused node (SIGSTOP) does nothing: its client connections stay open
-// and silent, so clients find out by their own timeouts. It used to see
-// itself cut off and close them within a few heartbeats.
-func TestPausedNodeKeepsItsConnectionsOpen(t *testing.T) {
-	c := zktest.StartCluster(t, 3)
-	f := (c.Leader() + 1) % 3
-	nc, err := net.DialTimeout("tcp", c.Servers()[f], 5*time.Second)
-	require.NoError(t, err)
-	defer nc.Close()
-	var e wire.Encoder
-	start := e.BeginFrame()
-	(&wire.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}).Encode(&e)
-	e.EndFrame(start)
-	_, err = nc.Write(e.Bytes())
-	require.NoError(t, err)
-	require.NoError(t, nc.SetReadDeadline(time.Now().Add(5*time.Second)))
-	_, err = wire.ReadFrame(nc, nil, 1<<20)
-	require.NoError(t, err)
-	c.Pause(f)
-	defer c.Resume(f)
-	require.NoError(t, nc.SetReadDeadline(time.Now().Add(2*time.Second)))
-	_, err = nc.Read(make([]byte, 1))
-	var ne net.Error
-	require.True(t, errors.As(err, &ne) && ne.Timeout(), "the paused node answered or closed: %v", err)
 }

@@ -252,7 +252,7 @@ func TestServerOps(t *testing.T) {
 		for _, op := range []wire.OpCode{999, wire.OpNotification, wire.OpSetWatches2 + 100} {
 			u := r.conn("op" + op.String())
 			r.do(u, op, nil)
-			r.note("%v: connection still open: %v", op, u.alive())
+			r.note("%v: connection still open: %v", op, u.stillOpen())
 		}
 	})
 }

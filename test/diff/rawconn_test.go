@@ -204,6 +204,32 @@ func (c *conn) barrier() []notification {
 	return evs
 }
 
+// closeWait is how long stillOpen waits for a server to close a
+// connection after its reply.
+const closeWait = time.Second
+
+// stillOpen reports whether the server leaves the connection open after
+// its last reply: it reads until the server closes it (false) or
+// closeWait passes in silence (true). A ping (alive) would race a close
+// that follows the reply, as ZooKeeper's after UNIMPLEMENTED does.
+func (c *conn) stillOpen() bool {
+	if c.closed {
+		return false
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(closeWait))
+	defer func() { _ = c.nc.SetReadDeadline(time.Time{}) }()
+	for {
+		if _, err := wire.ReadFrame(c.br, nil, 1<<20); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return true
+			}
+			c.closed = true
+			return false
+		}
+	}
+}
+
 // alive reports whether the connection still answers a ping.
 func (c *conn) alive() bool {
 	if c.closed {

@@ -166,12 +166,12 @@ func (c *Cluster) RemoveNode(i int) {
 	c.nodes[i].Stop()
 }
 
-// Pause freezes node i as a SIGSTOP would: it is cut off from the other
-// nodes and its client connections stay open but get no answers, so its
-// clients time out (after 2/3 of their session timeout, for go-zookeeper)
-// and reconnect to another node within their session. A paused leader
-// loses leadership. Resume(i) undoes it (links to the others are
-// restored with Heal).
+// Pause freezes node i's client traffic and cuts it off from the other
+// nodes: requests get no answers. Unlike a process stopped by SIGSTOP, the
+// node still notices it has no leader and closes its client connections a
+// few heartbeats later, so its clients reconnect to another node within
+// their session. A paused leader loses leadership. Resume(i) undoes it
+// (links to the others are restored with Heal).
 func (c *Cluster) Pause(i int) {
 	if srv := c.nodes[i].running(); srv != nil {
 		srv.Pause() // first, so it never sees itself cut off
