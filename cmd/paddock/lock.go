@@ -86,8 +86,10 @@ someone else: paddock lock prints a message, sends SIGTERM to the command
 (SIGKILL 10s later) and exits with the command's status. SIGINT, SIGTERM and
 SIGHUP are passed on to the command. Unless stdin is a terminal, the command
 runs in its own process group and the signals go to the whole group, so
-what it started stops too; on Linux the command is killed if paddock lock
-itself dies.
+what it started stops too; with a terminal it stays in the terminal's
+foreground group, which gets Ctrl-C's SIGINT directly (so that one is not
+passed on again). On Linux the command is killed if paddock lock itself
+dies.
 
 Exit statuses of its own: 75 if the lock was not acquired within --timeout,
 130 if interrupted while waiting, 127 if COMMAND could not be started, 1 for
@@ -235,6 +237,11 @@ func runHolding(lease *recipes.Lease, path string, command []string, sigs <-chan
 		case <-done:
 			return exitStatus(c.ProcessState)
 		case sig := <-sigs:
+			if sig == os.Interrupt && !group {
+				// Stdin is a terminal and the command shares its
+				// foreground group: the terminal's Ctrl-C reached it too.
+				continue
+			}
 			signalCommand(c, group, sig)
 		case <-lost:
 			lost = nil
