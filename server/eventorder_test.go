@@ -56,10 +56,7 @@ func eventOrderSession(t *testing.T) (*Server, *heldConn, net.Conn, *bufio.Reade
 	require.NoError(t, err)
 	hl := &heldListener{Listener: ln}
 	srv := attachServer(t, func(cfg *Config) { cfg.Listener = hl })
-	nc, br := dialRaw(t, srv.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, cr := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
 		&wire.CreateRequest{Path: "/x", Data: []byte("v0"), ACL: wire.OpenACLUnsafe})
 	send(t, nc, &wire.RequestHeader{Xid: 2, Op: wire.OpExists}, &wire.PathWatchRequest{Path: "/x", Watch: true})
@@ -155,10 +152,7 @@ func TestOwnWriteEventBetweenEarlierRepliesAndItsReply(t *testing.T) {
 // must not stop the writer from flushing every 64 KiB.
 func TestPipelinedWatchedWritesAreFlushedAsTheyGo(t *testing.T) {
 	srv := attachServer(t, nil)
-	nc, br := dialRaw(t, srv.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, _ := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},
 		&wire.CreateRequest{Path: "/x", ACL: wire.OpenACLUnsafe})
 	send(t, nc, &wire.RequestHeader{Xid: 2, Op: wire.OpAddWatch},

@@ -51,10 +51,7 @@ func followerSession(t *testing.T) (*Server, net.Conn, *bufio.Reader, wire.Conne
 	l := clusterLeader(t, servers)
 	fol := servers[(l+1)%len(servers)]
 	require.Eventually(t, func() bool { return fol.Leader() != "" }, 10*time.Second, time.Millisecond)
-	nc, br := dialRaw(t, fol.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, cr := handshakeRaw(t, fol.Addr().String(), 0, nil)
 	require.NotZero(t, cr.SessionID)
 	return fol, nc, br, cr
 }

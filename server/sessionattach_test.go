@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"io"
 	"log/slog"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,14 +34,22 @@ func attachServer(t *testing.T, adjust func(*Config)) *Server {
 // answer.
 func connectRaw(t *testing.T, srv *Server, id int64, passwd []byte) wire.ConnectResponse {
 	t.Helper()
+	_, _, cr := handshakeRaw(t, srv.Addr().String(), id, passwd)
+	return cr
+}
+
+// handshakeRaw dials addr, opens a session (id 0) or re-attaches one, and
+// returns the connection, its reader and the answer.
+func handshakeRaw(t *testing.T, addr string, id int64, passwd []byte) (net.Conn, *bufio.Reader, wire.ConnectResponse) {
+	t.Helper()
 	if passwd == nil {
 		passwd = make([]byte, 16)
 	}
-	nc, br := dialRaw(t, srv.Addr().String())
+	nc, br := dialRaw(t, addr)
 	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, SessionID: id, Passwd: passwd})
 	var cr wire.ConnectResponse
 	readRecord(t, br, &cr)
-	return cr
+	return nc, br, cr
 }
 
 // A re-attach of a session the leader is expiring (the tracker handed it
@@ -149,10 +159,7 @@ func TestFirstWriterClaimsAnUnownedSession(t *testing.T) {
 // (ZOOKEEPER-710).
 func TestSessionMovedClosesWithoutReply(t *testing.T) {
 	srv := attachServer(t, nil)
-	nc, br := dialRaw(t, srv.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, cr := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	require.NotZero(t, cr.SessionID)
 	srv.setOwner(cr.SessionID, "another node")
 	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpCreate},

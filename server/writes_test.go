@@ -11,10 +11,7 @@ import (
 // with Unimplemented inside a multi too, as ZooKeeper refuses it.
 func TestMultiTTLCreateRefusedWhenTTLDisabled(t *testing.T) {
 	srv := attachServer(t, func(cfg *Config) { cfg.TTLEnabled = false })
-	nc, br := dialRaw(t, srv.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, _ := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	ttl := &wire.CreateTTLRequest{Path: "/t", ACL: wire.OpenACLUnsafe, Flags: wire.ModePersistentWithTTL, TTL: 5000}
 	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpMulti},
 		&wire.MultiRequest{Ops: []wire.MultiOp{{Op: wire.OpCreateTTL, Req: ttl}}})
@@ -36,10 +33,7 @@ func TestMultiTTLCreateRefusedWhenTTLDisabled(t *testing.T) {
 // "Mixing different kind of ops".
 func TestInvalidMultiOpIsMarshallingError(t *testing.T) {
 	srv := attachServer(t, nil)
-	nc, br := dialRaw(t, srv.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, _ := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	get := wire.MultiOp{Op: wire.OpGetData, Req: &wire.PathWatchRequest{Path: "/"}}
 	check := wire.MultiOp{Op: wire.OpCheck, Req: &wire.CheckVersionRequest{Path: "/", Version: -1}}
 	for i, r := range []struct {
@@ -79,10 +73,7 @@ func TestLeaderLast(t *testing.T) {
 // (srst used to overwrite a locked mutex: a fatal error).
 func TestStatsReset(t *testing.T) {
 	srv := attachServer(t, nil)
-	nc, br := dialRaw(t, srv.Addr().String())
-	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
-	var cr wire.ConnectResponse
-	readRecord(t, br, &cr)
+	nc, br, _ := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	send(t, nc, &wire.RequestHeader{Xid: 1, Op: wire.OpExists}, &wire.PathWatchRequest{Path: "/"})
 	var h wire.ReplyHeader
 	readRecord(t, br, &h)
