@@ -69,14 +69,23 @@ func LoadSide(dir, label string) (Side, error) {
 // throughput or the higher latency of the two middle runs when there is
 // an even number. The whole run is kept (its p99 with its throughput), and
 // its error count becomes the sum over all runs, so that a failure in any
-// repetition still shows.
+// repetition still shows. A run that measured nothing (no operation
+// completed) is left out of the pick, whatever the order of the files.
 func medianRun(rs []Result) Result {
 	if len(rs) == 1 {
 		return rs[0]
 	}
-	sorted := slices.Clone(rs)
-	w := sorted[0].Workload
-	byOps := w != Fanout && w != Expiry && sorted[0].OpsPerSec > 0
+	w := rs[0].Workload
+	byOps := w != Fanout && w != Expiry && slices.ContainsFunc(rs, func(r Result) bool { return r.OpsPerSec > 0 })
+	sorted := slices.DeleteFunc(slices.Clone(rs), func(r Result) bool {
+		if byOps {
+			return r.OpsPerSec <= 0
+		}
+		return r.Latency.Count == 0 && r.Latency.P50 == 0
+	})
+	if len(sorted) == 0 {
+		sorted = slices.Clone(rs)
+	}
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if byOps {
 			return sorted[i].OpsPerSec < sorted[j].OpsPerSec
@@ -249,7 +258,9 @@ func (row *Row) noteRuns(base, cand int) {
 // setTarget applies issue #9's goals.
 func (row *Row) setTarget() {
 	met := func(ok bool) {
-		ok = ok && row.base != nil && row.cand != nil && row.CandErrors == 0
+		// Errors on either side void the comparison: a disturbed
+		// baseline run would flatter the ratio.
+		ok = ok && row.base != nil && row.cand != nil && row.CandErrors == 0 && row.BaseErrors == 0
 		row.Met = &ok
 	}
 	switch row.Workload {

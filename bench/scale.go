@@ -12,9 +12,13 @@ import (
 
 // rssSettle is how long scale waits after its last create before sampling
 // the server's RSS, sampling every rssEvery and keeping the last value (and
-// the largest, as the peak).
+// the largest, as the peak): the RSS at rest. It is longer than Paddock's
+// default --gc-idle-min-gap (30 s), the longest a server that returns
+// memory when idle may wait for its next return after one made just
+// before the creates, so its figure does not depend on when that was; a
+// server that never returns memory (ZooKeeper's JVM) is sampled as late.
 const (
-	rssSettle = 3 * time.Second
+	rssSettle = 35 * time.Second
 	rssEvery  = 500 * time.Millisecond
 )
 

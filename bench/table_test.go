@@ -212,15 +212,7 @@ func deref(b *bool) any {
 // of every run and a note saying so.
 func TestCompareMedianOfRepeats(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "standalone-fsync")
-	write := func(label, file string, results ...Result) {
-		dir := filepath.Join(cfg, label)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := (&Report{Results: results}).WriteJSON(filepath.Join(dir, file)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := reportWriter(t, cfg)
 	set := func(ops, p99 float64, errs int64) Result {
 		return Result{Workload: Write, Op: "set", Param: "clients", N: 16, OpsPerSec: ops,
 			Latency: Latency{P50: 1, P99: p99}, Errors: errs}
@@ -238,14 +230,7 @@ func TestCompareMedianOfRepeats(t *testing.T) {
 	write("paddock", "fanout.json", fan(12, 100))
 	write("paddock", "fanout.r2.json", fan(8, 300))
 	write("paddock", "fanout.r3.json", fan(9, 50))
-	cs, err := CompareDirs([]string{cfg}, "zookeeper", "paddock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := map[string]Row{}
-	for _, r := range cs[0].Rows {
-		rows[r.Key] = r
-	}
+	rows := compareRows(t, cfg)
 	w := rows["write/set clients=16"]
 	if w.CandOpsPerSec != 16000 || w.CandP99 != 5 || w.OpsRatio != 1.6 {
 		t.Errorf("write row is not the median run: %+v", w)
@@ -260,4 +245,61 @@ func TestCompareMedianOfRepeats(t *testing.T) {
 	if f.CandP50 != 9 || f.Met == nil || !*f.Met {
 		t.Errorf("fan-out row is not the median by time: %+v", f)
 	}
+}
+
+// A baseline run with errors voids a goal (a disturbed ZooKeeper run would
+// flatter the ratio), and a failed repetition (nothing measured) is left
+// out of the median whatever the order of the files.
+func TestCompareBaselineErrorsAndFailedRepeats(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "standalone-fsync")
+	write := reportWriter(t, cfg)
+	get := func(ops float64, errs int64) Result {
+		return Result{Workload: Read, Op: "get", Param: "clients", N: 16, OpsPerSec: ops,
+			Latency: Latency{Count: int64(ops), P50: 1, P99: 2}, Errors: errs}
+	}
+	set := func(ops float64) Result {
+		return Result{Workload: Write, Op: "set", Param: "clients", N: 64, OpsPerSec: ops,
+			Latency: Latency{Count: int64(ops), P50: 1, P99: 2}}
+	}
+	write("zookeeper", "read.json", get(10000, 500))
+	write("paddock", "read.json", get(15000, 0))
+	write("zookeeper", "write.json", set(10000))
+	write("paddock", "write.json", set(0)) // failed, and first
+	write("paddock", "write.r2.json", set(20000))
+	write("paddock", "write.r3.json", set(9000))
+	rows := compareRows(t, cfg)
+	if r := rows["read/get clients=16"]; r.Met == nil || *r.Met {
+		t.Errorf("met with 500 baseline errors: %+v", r)
+	}
+	if r := rows["write/set clients=64"]; r.CandOpsPerSec != 9000 {
+		t.Errorf("median of [failed, 20k, 9k] = %v, want the lower of the two measured runs (9k)", r.CandOpsPerSec)
+	}
+}
+
+// reportWriter returns a function that writes results as one report file
+// of one side (label) under cfg.
+func reportWriter(t *testing.T, cfg string) func(label, file string, results ...Result) {
+	return func(label, file string, results ...Result) {
+		dir := filepath.Join(cfg, label)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Report{Results: results}).WriteJSON(filepath.Join(dir, file)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compareRows compares cfg's zookeeper and paddock reports and returns
+// the rows by key.
+func compareRows(t *testing.T, cfg string) map[string]Row {
+	cs, err := CompareDirs([]string{cfg}, "zookeeper", "paddock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range cs[0].Rows {
+		rows[r.Key] = r
+	}
+	return rows
 }

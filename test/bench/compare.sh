@@ -347,8 +347,16 @@ run_config() {
 			else
 				log "$name: $wl (run $REP of $n)"
 			fi
-			bench "$name" zookeeper "$ZK_SERVERS" "$zpid" "$wl"
-			bench "$name" paddock "$PD_SERVERS" "$ppid" "$wl"
+			# The order swaps every run, so that what one server does
+			# after its run (a snapshot, a GC cycle, returning memory)
+			# falls into each other's window alike.
+			if ((REP % 2 == 1)); then
+				bench "$name" zookeeper "$ZK_SERVERS" "$zpid" "$wl"
+				bench "$name" paddock "$PD_SERVERS" "$ppid" "$wl"
+			else
+				bench "$name" paddock "$PD_SERVERS" "$ppid" "$wl"
+				bench "$name" zookeeper "$ZK_SERVERS" "$zpid" "$wl"
+			fi
 		done
 		REP=1
 	done
