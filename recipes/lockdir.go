@@ -23,18 +23,21 @@ func newLockDir(conn *client.Conn, dir string, opts []Option) lockDir {
 	return lockDir{conn: conn, dir: cleanPath(dir), o: buildOptions(opts)}
 }
 
-func cleanPath(p string) string {
-	if p == "" {
-		return "/"
-	}
-	return path.Clean("/" + p)
-}
+// cleanPath returns a recipe's path as given: it is not normalized, so
+// an invalid one ("locks", "/locks/", "/a/../b", "") fails every call with
+// an error wrapping client.ErrBadArguments, as Curator's
+// PathUtils.validatePath and kazoo refuse it, instead of naming another
+// node than the caller wrote.
+func cleanPath(p string) string { return p }
 
 func (d *lockDir) child(name string) string { return joinPath(d.dir, name) }
 
 func joinPath(dir, name string) string {
-	if dir == "/" {
+	switch dir {
+	case "/":
 		return "/" + name
+	case "":
+		return name // relative: invalid, as dir is
 	}
 	return dir + "/" + name
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paddockzk/paddock/cmd/paddock/zkcli"
@@ -17,6 +19,7 @@ import (
 func newCLICmd() *cobra.Command {
 	var srv, historyFile string
 	var timeout time.Duration
+	var readOnly bool
 	if home, err := os.UserHomeDir(); err == nil {
 		historyFile = filepath.Join(home, ".paddock_cli_history")
 	}
@@ -52,9 +55,20 @@ read from standard input, that of the last command that failed.`,
 		Example: `  paddock cli --server 127.0.0.1:2181
   paddock cli --server 127.0.0.1:2181 create /app "some data"
   paddock cli --server 127.0.0.1:2181 get -s /app
+  paddock cli -server 127.0.0.1:2181 -timeout 30000 -r ls /    # zkCli.sh's flags
   printf 'create /a\nls /\n' | paddock cli --server 127.0.0.1:2181`,
+		// Parsed in RunE, after zkCli's single-dash flags are rewritten.
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := zkcli.Config{Timeout: timeout, Version: "paddock " + server.Version}
+			f := cmd.Flags()
+			if err := f.Parse(zkCliFlags(args)); err != nil {
+				return err
+			}
+			if help, _ := f.GetBool("help"); help {
+				return cmd.Help()
+			}
+			args = f.Args()
+			cfg := zkcli.Config{Timeout: timeout, Version: "paddock " + server.Version, ReadOnly: readOnly}
 			ctx := cmd.Context()
 			var code int
 			switch {
@@ -79,9 +93,45 @@ read from standard input, that of the last command that failed.`,
 	cmd.Flags().SetInterspersed(false)
 	f := cmd.Flags()
 	f.StringVar(&srv, "server", "127.0.0.1:2181", "servers to connect to: host:port[,host:port...][/chroot]")
-	f.DurationVar(&timeout, "timeout", zkcli.DefaultTimeout, "session timeout; also bounds the wait for a connection")
+	f.DurationVar(&timeout, "timeout", zkcli.DefaultTimeout, "session timeout; also bounds the wait for a connection (a number alone is milliseconds, as zkCli's -timeout)")
+	f.BoolVarP(&readOnly, "read-only", "r", false, "allow a read-only server to serve the session (zkCli's -r)")
 	f.StringVar(&historyFile, "history-file", historyFile, "where the interactive shell keeps its history (empty: nowhere)")
 	return cmd
+}
+
+// zkCliFlags rewrites the single-dash flags of zkCli.sh that come before
+// the command (-server HOST:PORT, -timeout MS; -r is this command's -r)
+// into this command's, so a zkCli command line works as it is. A timeout
+// without a unit is in milliseconds, as zkCli's.
+func zkCliFlags(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			return append(out, args[i:]...) // the command and its own flags
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		switch name {
+		case "-server", "-timeout":
+			name = "-" + name
+		case "--server", "--timeout", "--history-file":
+		default:
+			out = append(out, a)
+			continue
+		}
+		if !hasVal && i+1 < len(args) {
+			i++
+			val, hasVal = args[i], true
+		}
+		if _, err := strconv.Atoi(val); err == nil && name == "--timeout" {
+			val += "ms"
+		}
+		out = append(out, name)
+		if hasVal {
+			out = append(out, val)
+		}
+	}
+	return out
 }
 
 // runCLIOnce connects, runs one command and returns its exit status.

@@ -72,6 +72,7 @@ func testCLIOneShot(t *testing.T, bin string) {
 	check("", "Node does not exist: /missing\n", 1, "get", "/missing")
 	check("", "Node already exists: /a\n", 1, "create", "/a")
 	check("", "get [-s] [-w] path\n", 1, "get")
+	check("", "Command index out of range\n", 1, "redo", "0") // nothing before it
 
 	stdout, _, code := runCLI(t, bin, "", append(s, "get", "-s", "/a")...)
 	require.Equal(t, 0, code)
@@ -258,4 +259,30 @@ func testCLIInteractive(t *testing.T, bin string) {
 	saved, err := os.ReadFile(hist)
 	require.NoError(t, err)
 	require.Equal(t, "create /alpha hello\nget /alpha\nget -w /alpha\nls /\nget /missing\nhistory\nquit\n", string(saved))
+}
+
+// TestCLIZkCliFlags: zkCli.sh's single-dash flags (-server HOST:PORT,
+// -timeout MS, -r) used to fail with "unknown shorthand flag"; a zkCli
+// command line works as it is.
+func TestCLIZkCliFlags(t *testing.T) {
+	require.Equal(t, []string{"--server", "h:1", "--timeout", "5000ms", "-r", "get", "-s", "/a"},
+		zkCliFlags([]string{"-server", "h:1", "-timeout", "5000", "-r", "get", "-s", "/a"}))
+	require.Equal(t, []string{"--server", "h:1", "--timeout", "2s", "ls", "-server"},
+		zkCliFlags([]string{"-server=h:1", "--timeout", "2s", "ls", "-server"}), "the command's own arguments stay")
+	require.Equal(t, []string{"--history-file", "h", "--timeout", "300ms", "ls"},
+		zkCliFlags([]string{"--history-file", "h", "--timeout=300", "ls"}))
+
+	srv := zktest.Start(t)
+	out, err := runRoot(t, "cli", "-server", srv.Addr(), "-timeout", "5000", "-r", "ls", "/")
+	require.NoError(t, err)
+	require.Equal(t, "[zookeeper]\n", out)
+	out, err = runRoot(t, "cli", "--server", srv.Addr(), "create", "/a", "x")
+	require.NoError(t, err)
+	require.Equal(t, "Created /a\n", out)
+
+	out, err = runRoot(t, "cli", "-h")
+	require.NoError(t, err)
+	require.Contains(t, out, "zkCli.sh's flags")
+	_, err = runRoot(t, "cli", "--bogus")
+	require.ErrorContains(t, err, "unknown flag: --bogus")
 }

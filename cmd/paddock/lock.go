@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/paddockzk/paddock/client"
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/recipes"
 	"github.com/spf13/cobra"
 )
@@ -104,6 +105,9 @@ other errors.`,
 			}
 			if len(command) == 0 {
 				return errors.New("no command given: paddock lock PATH -- COMMAND [ARGS...]")
+			}
+			if err := wire.ValidatePath(path); err != nil {
+				return err
 			}
 			code, err := runLocked(cmd.Context(), &f, timeout, path, command, stdio{cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()})
 			return exitWith(cmd, code, err)
@@ -280,6 +284,9 @@ leadership (session expired, node deleted: exits 1).`,
 		Example: `  paddock elect --server zk1:2181 /election/scheduler "$(hostname)"`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := wire.ValidatePath(args[0]); err != nil {
+				return err
+			}
 			code, err := runElect(cmd.Context(), &f, args[0], args[1], cmd.OutOrStdout(), cmd.ErrOrStderr())
 			return exitWith(cmd, code, err)
 		},

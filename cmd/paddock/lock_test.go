@@ -303,3 +303,19 @@ func processGone(pid int) bool {
 	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
 	return strings.HasPrefix(strings.TrimSpace(rest), "Z")
 }
+
+// An invalid lock or election path is refused before connecting, as
+// Curator and kazoo refuse it, rather than normalized into another node's
+// path ("locks/x" used to become "/locks/x", "/a/../b" "/b").
+func TestLockInvalidPath(t *testing.T) {
+	for _, args := range [][]string{
+		{"lock", "--server", "127.0.0.1:1", "locks/rel", "--", "true"},
+		{"lock", "--server", "127.0.0.1:1", "/a/../b", "--", "true"},
+		{"elect", "--server", "127.0.0.1:1", "/locks/", "v"},
+	} {
+		out, err := runRoot(t, args...)
+		if err == nil || !strings.Contains(out, "invalid path") {
+			t.Errorf("%v: err %v, output %q", args, err, out)
+		}
+	}
+}

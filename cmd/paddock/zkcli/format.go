@@ -15,7 +15,8 @@ import (
 // SplitLine splits a command line as zkCli does: words are separated by
 // white space; a word that starts with a double or a single quote runs to
 // the matching quote, which are removed ("a b" and 'a b' are one word, ""
-// is an empty word). There are no escapes.
+// is an empty word); a quote with no match is dropped. There are no
+// escapes.
 func SplitLine(line string) []string {
 	var args []string
 	i := 0
@@ -30,8 +31,10 @@ func SplitLine(line string) []string {
 			if j := strings.IndexByte(line[i+1:], q); j >= 0 {
 				args = append(args, line[i+1:i+1+j])
 				i += j + 2
-				continue
+			} else {
+				i++ // an unterminated quote is dropped, as zkCli's pattern skips it
 			}
+			continue
 		}
 		j := i + 1
 		for j < len(line) && !isSpace(line[j]) {

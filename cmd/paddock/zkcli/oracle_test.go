@@ -42,6 +42,8 @@ create {R}/e/x
 create {R}-nope/x
 create {R}/q "two words" world:anyone:cdrwa
 get {R}/q
+set {R}/q "unterminated
+get {R}/q
 ls {R}
 ls -s {R}
 ls -R {R}

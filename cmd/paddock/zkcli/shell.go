@@ -50,6 +50,9 @@ type Config struct {
 	OnStateChange func()
 	// Version is printed by the version command.
 	Version string
+	// ReadOnly lets the session connect to a server in read-only mode
+	// (zkCli's -r).
+	ReadOnly bool
 	// Location is the time zone of the ctime and mtime of stat output
 	// (default time.Local, as Java's Date.toString).
 	Location *time.Location
@@ -140,7 +143,7 @@ func (s *Shell) Connect(ctx context.Context, server string) error {
 	s.mu.Lock()
 	s.server = server
 	s.mu.Unlock()
-	opts := []client.Option{client.WithSessionTimeout(s.cfg.Timeout)}
+	opts := []client.Option{client.WithSessionTimeout(s.cfg.Timeout), client.WithReadOnly(s.cfg.ReadOnly)}
 	if chroot != "" {
 		opts = append(opts, client.WithChroot(chroot))
 	}
@@ -309,6 +312,22 @@ func (s *Shell) Run(ctx context.Context, line string, out io.Writer) error {
 	if len(args) == 0 {
 		return nil
 	}
+	return s.record(ctx, line, args, out)
+}
+
+// RunArgs runs one command given as arguments (not split again: an
+// argument may contain spaces), as `zkCli.sh -server H:P cmd args...`.
+// There is no history before it, so `redo N` is out of range, as in zkCli.
+func (s *Shell) RunArgs(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return s.record(ctx, strings.Join(args, " "), args, out)
+}
+
+// record adds line to the history, replaces a redo with the command it
+// names, and runs the command.
+func (s *Shell) record(ctx context.Context, line string, args []string, out io.Writer) error {
 	s.mu.Lock()
 	n := len(s.history)
 	s.history = append(s.history, line)
@@ -320,18 +339,6 @@ func (s *Shell) Run(ctx context.Context, line string, out io.Writer) error {
 		}
 		args = SplitLine(redone)
 	}
-	return s.exec(ctx, args, out)
-}
-
-// RunArgs runs one command given as arguments (not split again: an
-// argument may contain spaces), as `zkCli.sh -server H:P cmd args...`.
-func (s *Shell) RunArgs(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return nil
-	}
-	s.mu.Lock()
-	s.history = append(s.history, strings.Join(args, " "))
-	s.mu.Unlock()
 	return s.exec(ctx, args, out)
 }
 
