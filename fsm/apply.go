@@ -45,6 +45,14 @@ func (f *FSM) ApplyCommand(index, term uint64, cmd *Command) *Result {
 		}
 	case CmdCreateSession:
 		f.createSession(cmd, r)
+	case CmdSetSessionTimeout:
+		s := f.sessions[cmd.Session]
+		if s == nil {
+			r.Err = wire.ErrSessionExpired
+			break
+		}
+		s.timeout = cmd.Timeout
+		r.Session, r.Timeout = cmd.Session, cmd.Timeout
 	case CmdCloseSession:
 		f.closeSession(zxid, cmd.Session, r)
 	case CmdExpireSession:

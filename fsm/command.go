@@ -33,6 +33,10 @@ const (
 	// CmdSetConfig replaces the data of /zookeeper/config with Data, the
 	// cluster membership in ZooKeeper's dynamic-config format.
 	CmdSetConfig
+	// CmdSetSessionTimeout gives Session the Timeout (ms) a reconnect
+	// negotiated, as ZooKeeper's revalidateSession re-times a session with
+	// the timeout of its new connection.
+	CmdSetSessionTimeout
 )
 
 // Command is one replicated state change.
@@ -135,7 +139,8 @@ type Result struct {
 	Err wire.Code
 	// Ops holds one result per op of a CmdOps command.
 	Ops []OpResult
-	// Session, Passwd and Timeout describe a created session.
+	// Session, Passwd and Timeout describe a created session (Session and
+	// Timeout also a re-timed one: the server tracks it with Timeout).
 	Session int64
 	Passwd  []byte
 	Timeout int32

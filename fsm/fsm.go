@@ -233,9 +233,14 @@ func (f *FSM) WatchState(path string) (exists bool, mzxid, pzxid int64) {
 
 // Ephemerals returns the sorted paths of session's ephemeral nodes that
 // start with prefix; "" or "/" selects all (getEphemerals).
-func (f *FSM) Ephemerals(sessionID int64, prefix string) []string {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+func (f *FSM) Ephemerals(sessionID int64, prefix string) (out []string) {
+	f.View(func(r Reader) { out = r.Ephemerals(sessionID, prefix) })
+	return out
+}
+
+// Ephemerals is FSM.Ephemerals under the read lock.
+func (r Reader) Ephemerals(sessionID int64, prefix string) []string {
+	f := r.f
 	s := f.sessions[sessionID]
 	out := []string{}
 	if s == nil {
@@ -254,9 +259,14 @@ func (f *FSM) Ephemerals(sessionID int64, prefix string) []string {
 // AllChildrenNumber counts every descendant of path
 // (getAllChildrenNumber). For "/" that is every node but the root,
 // including /zookeeper and its children, as ZooKeeper counts.
-func (f *FSM) AllChildrenNumber(path string) (int32, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+func (f *FSM) AllChildrenNumber(path string) (n int32, err error) {
+	f.View(func(r Reader) { n, err = r.AllChildrenNumber(path) })
+	return n, err
+}
+
+// AllChildrenNumber is FSM.AllChildrenNumber under the read lock.
+func (r Reader) AllChildrenNumber(path string) (int32, error) {
+	f := r.f
 	id, ok := f.lookup(path)
 	if !ok {
 		return 0, wire.ErrNoNode

@@ -51,7 +51,11 @@ func (c *conn) handshake(frame []byte) bool {
 	} else if known && c.s.fsm.CheckPassword(req.SessionID, req.Passwd) {
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
 		c.s.awaitReaders(req.SessionID)
-		if err := c.s.attach(req.SessionID); errors.Is(err, wire.ErrSessionExpired) {
+		err := c.s.attach(req.SessionID)
+		if err == nil {
+			err = c.s.retime(req.SessionID, timeout)
+		}
+		if errors.Is(err, wire.ErrSessionExpired) {
 			// Expired meanwhile (or being expired): as for an unknown one.
 			resp, ok = expiredReply(req.HasReadOnly), false
 		} else if err != nil {
@@ -62,6 +66,19 @@ func (c *conn) handshake(frame []byte) bool {
 		resp, ok = expiredReply(req.HasReadOnly), false
 	}
 	return c.connectReply(resp, ok)
+}
+
+// retime gives session id the timeout its new connection negotiated,
+// when it differs from the one it has: every node then expires it by the
+// timeout its client was told (ZooKeeper's revalidateSession re-times a
+// session with each new connection's timeout). It costs a replicated
+// write only when the timeout changes.
+func (s *Server) retime(id int64, timeout int32) error {
+	if info, ok := s.fsm.Session(id); ok && info.Timeout == timeout {
+		return nil
+	}
+	_, err := s.apply(&fsm.Command{Type: fsm.CmdSetSessionTimeout, Session: id, Timeout: timeout})
+	return err
 }
 
 // expiredReply answers a session that is unknown, expired or has the wrong
@@ -84,6 +101,7 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 		}
 	}
 	c.timeout = resp.TimeOut
+	c.lastAt = c.s.fsm.LastZxid()
 	var e wire.Encoder
 	start := e.BeginFrame()
 	resp.Encode(&e)

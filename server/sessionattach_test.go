@@ -183,3 +183,24 @@ func TestExpiryFromANonLeaderIsNotForwarded(t *testing.T) {
 	readRecord(t, br, &h)
 	require.Equal(t, wire.OK, h.Err, "the follower's expiry was applied")
 }
+
+// A re-attach that negotiates another timeout re-times the session, as
+// ZooKeeper's revalidateSession does: the server expires it by the
+// timeout its client was told, here 30 s instead of the 4 s it was
+// created with.
+func TestReattachRetimesTheSession(t *testing.T) {
+	clock := session.NewManualClock(time.Unix(1000, 0))
+	srv := attachServer(t, func(cfg *Config) {
+		cfg.Clock = clock
+		cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 4*time.Second, 40*time.Second
+	})
+	res, err := srv.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: 4000})
+	require.NoError(t, err)
+	again := connectRaw(t, srv, res.Session, res.Passwd) // asks for 30000
+	require.Equal(t, int32(30000), again.TimeOut)
+	clock.Advance(12 * time.Second)
+	require.Eventually(t, srv.ExpiriesSettled, 10*time.Second, time.Millisecond)
+	info, live := srv.fsm.Session(res.Session)
+	require.True(t, live, "expired after 12 s of a 30 s timeout")
+	require.Equal(t, int32(30000), info.Timeout, "the replicated timeout (a new leader expires by it)")
+}

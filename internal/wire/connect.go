@@ -12,10 +12,11 @@ const PasswordSize = 16
 // ConnectRequest is the first frame a client sends.
 //
 // The trailing readOnly flag is optional: clients before ZooKeeper 3.9 (and
-// go-zookeeper) omit it. Decode reads it, and sets HasReadOnly, only when
-// exactly one byte remains after the password, as ZooKeeper's
-// ProtocolManager probes for it; any other remainder is left for
-// Decoder.Finish to reject. Encode writes the byte only when HasReadOnly.
+// go-zookeeper) omit it. Decode reads it, and sets HasReadOnly, when any
+// byte remains after the password, as ZooKeeper's server tries one
+// readBool there; anything after that byte is left unread (ZooKeeper
+// ignores it; Decoder.Finish reports it). Encode writes the byte only
+// when HasReadOnly.
 type ConnectRequest struct {
 	ProtocolVersion int32
 	LastZxidSeen    int64
@@ -73,7 +74,7 @@ func (r *ConnectResponse) Encode(e *Encoder) {
 }
 
 // Decode implements Record. The readOnly byte is read, and HasReadOnly
-// set, only when exactly one byte remains after the password.
+// set, when a byte remains after the password, as for ConnectRequest.
 func (r *ConnectResponse) Decode(d *Decoder) error {
 	r.ProtocolVersion = d.Int()
 	r.TimeOut = d.Int()
@@ -84,7 +85,7 @@ func (r *ConnectResponse) Decode(d *Decoder) error {
 }
 
 func decodeTrailingReadOnly(d *Decoder) (readOnly, has bool) {
-	if d.Err() != nil || d.Remaining() != 1 {
+	if d.Err() != nil || d.Remaining() < 1 {
 		return false, false
 	}
 	return d.Bool(), true

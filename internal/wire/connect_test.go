@@ -42,12 +42,13 @@ func TestConnectRequestReadOnlyByte(t *testing.T) {
 	r.ReadOnly = true
 	require.Len(t, encode(&r), ConnectRequestSize)
 
-	// Two trailing bytes: not a readOnly flag; Finish reports them.
+	// Two trailing bytes: the first is the readOnly flag, as ZooKeeper's
+	// server reads it; Finish reports the rest (which ZooKeeper ignores).
 	b = append(encode(&base), 1, 0)
 	d = NewDecoder(b)
 	got = ConnectRequest{}
 	require.NoError(t, got.Decode(d))
-	require.False(t, got.HasReadOnly)
+	require.True(t, got.HasReadOnly && got.ReadOnly)
 	require.ErrorIs(t, d.Finish(), ErrMalformed)
 
 	// A non-zero trailing byte reads as true, as in jute.
