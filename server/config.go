@@ -71,6 +71,9 @@ type Config struct {
 	// Bind and Port are the client address. Port 0 picks a free port.
 	Bind string
 	Port int
+	// NoClientPort opens no plaintext client port (a zoo.cfg without
+	// clientPort, as ZooKeeper): clients connect to the secure port only.
+	NoClientPort bool
 	// Listener, if set, is used instead of Bind/Port.
 	Listener net.Listener
 	// SecurePort and SecureBind are the TLS client address
@@ -269,15 +272,24 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("handshake, write and reap intervals must be positive"))
 	}
 	if c.clustered() {
-		if _, err := c.self(); err != nil {
+		if self, err := c.self(); err != nil {
 			errs = append(errs, err)
+		} else {
+			c.ID = self.ID // the peer list's spelling: Raft's id for this node
 		}
 		if c.Raft == (RaftTimers{}) {
 			c.Raft = DefaultRaftTimers
 		}
 	}
-	if c.TLS == nil && !c.TLSFiles.empty() {
-		t, err := c.TLSFiles.ServerTLSConfig()
+	secure := c.SecurePort > 0 || c.SecureListener != nil
+	// A zoo.cfg's ssl.* keys configure the secure client port; without one
+	// ZooKeeper builds no client TLS, and neither does Paddock.
+	if c.TLS == nil && !c.TLSFiles.empty() && (secure || !c.fromZooCfg) {
+		files := c.TLSFiles
+		if files.ClientAuth == "" && c.fromZooCfg {
+			files.ClientAuth = ClientAuthNeed // ZooKeeper's default
+		}
+		t, err := files.ServerTLSConfig()
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -295,8 +307,12 @@ func (c *Config) Validate() error {
 			"without one a peer's certificate would be checked against the system's roots, and any certificate "+
 			"from a public CA would be taken for a member"))
 	}
-	if (c.SecurePort > 0 || c.SecureListener != nil) && c.TLS == nil {
+	if (c.SecurePort > 0 || c.SecureListener != nil) && c.TLS == nil && c.TLSFiles.empty() {
 		errs = append(errs, errors.New("a secure client port needs a TLS configuration (certificate and key)"))
+	}
+	if c.NoClientPort && c.Listener == nil && c.SecurePort <= 0 && c.SecureListener == nil {
+		errs = append(errs, errors.New("no client port: set clientPort or secureClientPort in the zoo.cfg, or a "+
+			"client port on this server's server.N line (server.N=host:2888:3888;2181), or pass --port"))
 	}
 	if c.Clock == nil {
 		c.Clock = session.RealClock{}

@@ -32,9 +32,16 @@ type TLSFiles struct {
 	// TrustStore holds the CA certificates that client (or peer)
 	// certificates must chain to.
 	TrustStore string
-	// ClientAuth is ZooKeeper's ssl.clientAuth: "none", "want" or "need".
+	// ClientAuth is ZooKeeper's ssl.clientAuth: "none", "want" or "need"
+	// (ClientAuthNeed). Empty is need when TrustStore is set, none
+	// otherwise (the --tls-client-auth default); a zoo.cfg's empty value is
+	// ZooKeeper's default, need (Config.Validate).
 	ClientAuth string
 }
+
+// ClientAuthNeed is ssl.clientAuth=need: every client presents a
+// certificate that chains to the trust store.
+const ClientAuthNeed = "need"
 
 func (f TLSFiles) empty() bool { return f == TLSFiles{} }
 
@@ -60,12 +67,30 @@ func (f TLSFiles) ServerTLSConfig() (*tls.Config, error) {
 		cfg.ClientCAs, cfg.RootCAs = pool, pool
 	}
 	switch strings.ToLower(f.ClientAuth) {
-	case "", "need", "required":
+	case "":
 		if cfg.ClientCAs != nil {
 			cfg.ClientAuth = tls.RequireAndVerifyClientCert
 		}
+	case ClientAuthNeed, "required":
+		if cfg.ClientCAs == nil {
+			// ZooKeeper 3.8 would check the certificate against the JVM's
+			// trust store, then fail every connection: its x509
+			// authentication provider has no trust manager without
+			// ssl.trustStore.location.
+			return nil, errors.New("tls: ssl.clientAuth=need (ZooKeeper's default with a secure client port) needs " +
+				"a trust store for client certificates: set ssl.trustStore.location (--tls-ca), or " +
+				"ssl.clientAuth=want or none (--tls-client-auth)")
+		}
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	case "want":
 		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		if cfg.ClientCAs == nil {
+			// As ZooKeeper without a trust store: a client without a
+			// certificate connects, one that presents a certificate is
+			// refused (not checked against the system's roots, whose
+			// certificates would become x509 identities).
+			cfg.ClientCAs = x509.NewCertPool()
+		}
 	case "none":
 		cfg.ClientAuth = tls.NoClientCert
 	default:

@@ -23,6 +23,11 @@ const (
 	// without clientPortAddress: every interface, as ZooKeeper binds.
 	// `paddock server` without a zoo.cfg stays on DefaultBind.
 	ZooCfgBind = "0.0.0.0"
+	// ZooCfgTickTime is the tickTime of a zoo.cfg that sets none: ZooKeeper
+	// 3.8's ZooKeeperServer.DEFAULT_TICK_TIME (session timeouts then default
+	// to 2 and 20 ticks of it). `paddock server` without a zoo.cfg keeps
+	// DefaultTickTime.
+	ZooCfgTickTime = 3 * time.Second
 	// zooCfgUnsetTimeout is ZooKeeper's minSessionTimeout/maxSessionTimeout
 	// "not set": 2 and 20 ticks (Config's zero).
 	zooCfgUnsetTimeout = -1
@@ -43,6 +48,16 @@ const (
 // `paddock server` without a zoo.cfg keeps DefaultFourLetterWords.
 var ZooCfgFourLetterWords = []string{"srvr"}
 
+// builtinAuthProviders are the authProvider.N classes whose schemes Paddock
+// has built in (ip and digest always, x509 on the secure client port). Any
+// other provider (SASL, a custom class) would authenticate clients Paddock
+// cannot, so a zoo.cfg naming one is refused.
+var builtinAuthProviders = []string{
+	"org.apache.zookeeper.server.auth.DigestAuthenticationProvider",
+	"org.apache.zookeeper.server.auth.IPAuthenticationProvider",
+	"org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+}
+
 // ZooCfg is what a zoo.cfg holds beyond the Config fields it sets.
 type ZooCfg struct {
 	// Unused lists the keys Paddock does not use (LogUnused logs them).
@@ -52,16 +67,26 @@ type ZooCfg struct {
 	Servers map[string]string
 	// DynamicConfigFile is the dynamicConfigFile value, as given.
 	DynamicConfigFile string
-	// clientPort is whether the zoo.cfg sets clientPort.
-	clientPort bool
+	// clientPort is whether the zoo.cfg sets a clientPort (0 is "not set",
+	// as in ZooKeeper); clientPortAddress and secureClientPortAddress
+	// whether it sets those.
+	clientPort, clientPortAddress, secureClientPortAddress bool
+	// adminDisabled is admin.enableServer=false, which holds whatever
+	// admin.* line comes after it (ZooKeeper's AdminServerFactory checks it
+	// on its own).
+	adminDisabled bool
+	// sslQuorum and quorumListenOnAllIPs are those keys; Finish applies
+	// them once flags have had their say.
+	sslQuorum, quorumListenOnAllIPs bool
 }
 
 // LoadZooCfg reads the zoo.cfg at path into cfg as ZooKeeper 3.8 does: the
 // static file, then the ensemble from its dynamicConfigFile (a relative
 // path is opened from the working directory, as ZooKeeper opens it), then
 // this node's id from dataDir/myid if that file exists. A dataDir becomes
-// required (Config.Validate): flags may still supply it. After applying
-// flags, call ApplyServerClientAddr.
+// required (Config.Validate): flags may still supply it. The server has no
+// plaintext client port unless clientPort, this node's server.N line or a
+// flag gives one (Config.NoClientPort). After applying flags, call Finish.
 func LoadZooCfg(path string, cfg *Config) (*ZooCfg, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -90,12 +115,63 @@ func LoadZooCfg(path string, cfg *Config) (*ZooCfg, error) {
 	return zc, nil
 }
 
+// Finish completes a configuration LoadZooCfg read, once flags are applied
+// to it: the client address of this node's server.N line
+// (ApplyServerClientAddr, unless clientFlags says --bind or --port gave
+// one), then sslQuorum and quorumListenOnAllIPs, which depend on the
+// cluster and its TLS files that flags may also give.
+func (z *ZooCfg) Finish(cfg *Config, clientFlags bool) error {
+	if !clientFlags {
+		if err := z.ApplyServerClientAddr(cfg); err != nil {
+			return err
+		}
+	}
+	if err := z.checkSSLQuorum(cfg); err != nil {
+		return err
+	}
+	z.listenOnAllIPs(cfg)
+	return nil
+}
+
+// checkSSLQuorum refuses sslQuorum=true on a cluster node without the
+// quorum key and trust stores: ZooKeeper would fail to start on it, and
+// Paddock would otherwise run its cluster port in plaintext.
+func (z *ZooCfg) checkSSLQuorum(cfg *Config) error {
+	if !z.sslQuorum || !cfg.clustered() || cfg.ClusterTLS != nil {
+		return nil
+	}
+	f := cfg.ClusterTLSFiles
+	if (f.KeyStore != "" || f.CertFile != "" && f.KeyFile != "") && f.TrustStore != "" {
+		return nil
+	}
+	return errors.New("sslQuorum=true needs the quorum key and trust stores (ssl.quorum.keyStore.location and " +
+		"ssl.quorum.trustStore.location, or --cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca): " +
+		"without them the cluster port would carry Raft and forwarded writes in plaintext")
+}
+
+// listenOnAllIPs applies quorumListenOnAllIPs=true: the cluster port
+// listens on every interface (ZooKeeper binds the wildcard address) at the
+// port of this node's server.N line, whose address stays the one peers
+// dial (a NAT or public address need not be local).
+func (z *ZooCfg) listenOnAllIPs(cfg *Config) {
+	if !z.quorumListenOnAllIPs || !cfg.clustered() || cfg.ClusterBind != "" {
+		return
+	}
+	self, err := cfg.self()
+	if err != nil {
+		return // Validate reports it
+	}
+	if _, port, err := net.SplitHostPort(self.Addr); err == nil {
+		cfg.ClusterBind = net.JoinHostPort("", port)
+	}
+}
+
 // ApplyServerClientAddr makes this node (cfg.ID) serve clients on the
 // client address of its server.N line (";[host:]port"), if the line has
 // one, as ZooKeeper 3.5+ does. A clientPort in the zoo.cfg must then agree
 // with it, as in ZooKeeper: the same port, and the same address unless
-// clientPortAddress is unset or a wildcard. paddock server calls it once
-// its flags are applied, unless --bind or --port is given.
+// clientPortAddress is unset or a wildcard. Finish calls it unless --bind
+// or --port is given.
 func (z *ZooCfg) ApplyServerClientAddr(cfg *Config) error {
 	self, err := cfg.self()
 	if err != nil || self.ClientAddr == "" {
@@ -110,8 +186,18 @@ func (z *ZooCfg) ApplyServerClientAddr(cfg *Config) error {
 			"which is different from client address %s in its server.%s line; make them agree or drop clientPort",
 			self.ID, cfg.addr(), self.ClientAddr, self.ID)
 	}
-	cfg.Bind, cfg.Port = host, port
+	cfg.Bind, cfg.Port, cfg.NoClientPort = host, port, false
 	return nil
+}
+
+// normalizeServerID returns a server id (server.N, myid) as ZooKeeper
+// reads it, with Long.parseLong: server.01 and a myid of 1 are server 1.
+func normalizeServerID(id string) (string, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(n, 10), nil
 }
 
 // splitClientAddr splits "[host:]port"; no host is every interface.
@@ -167,14 +253,18 @@ func sameHost(a, b string) bool {
 // applyZooCfg reads a ZooKeeper zoo.cfg (Java properties: key=value lines,
 // # comments) into cfg. A key may also be written with the "zookeeper."
 // prefix of its system-property form. Keys Paddock does not use are
-// returned (and logged once by the caller), not fatal. server.N lines are
-// returned for the cluster configuration. As in ZooKeeper, the client port
-// binds every interface (ZooCfgBind) unless clientPortAddress is set, and
-// the configuration needs a dataDir (Config.Validate checks it, after
-// flags).
+// returned (and logged once by the caller), not fatal; keys that would
+// make Paddock serve clients or form quorums otherwise than the file says
+// are refused (applyZooCfgKey). server.N lines are returned for the
+// cluster configuration. As in ZooKeeper, the client port binds every
+// interface (ZooCfgBind) unless clientPortAddress is set, there is none
+// unless clientPort is set (or this node's server.N line gives one), a
+// missing tickTime is ZooCfgTickTime, and the configuration needs a
+// dataDir (Config.Validate checks it, after flags).
 func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 	zc := &ZooCfg{Servers: make(map[string]string)}
 	cfg.Bind = ZooCfgBind
+	cfg.TickTime = ZooCfgTickTime
 	cfg.FourLetterWords = ZooCfgFourLetterWords
 	cfg.fromZooCfg = true
 	err := scanProperties(r, "zoo.cfg", func(key, val string) error {
@@ -186,8 +276,9 @@ func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 		case key == "dynamicConfigFile":
 			zc.DynamicConfigFile = val
 			return nil
-		case key == "clientPort":
-			zc.clientPort = true
+		}
+		if used, err := zc.applyZooCfgKey(cfg, key, val); used {
+			return err
 		}
 		used, err := applyKey(cfg, key, val)
 		if !used {
@@ -198,6 +289,16 @@ func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.NoClientPort = !zc.clientPort
+	if zc.adminDisabled {
+		cfg.AdminAddr = ""
+	}
+	switch {
+	case zc.clientPortAddress && !zc.clientPort:
+		return nil, errors.New("zoo.cfg: clientPortAddress is set but clientPort is not set")
+	case zc.secureClientPortAddress && cfg.SecurePort == 0:
+		return nil, errors.New("zoo.cfg: secureClientPortAddress is set but secureClientPort is not set")
+	}
 	if cfg.ReadOnlyMode && !slices.Contains(cfg.FourLetterWords, "isro") && !slices.Contains(cfg.FourLetterWords, "*") {
 		// As ZooKeeper: clients in read-only mode look for a read-write
 		// server with isro, whatever the whitelist.
@@ -206,24 +307,94 @@ func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 	return zc, zc.checkStaticEnsemble()
 }
 
+// errHierarchical refuses the group.N and weight.N lines of hierarchical
+// quorums: Paddock's quorum is a majority of the voting servers, so
+// ignoring them would silently change which servers make a quorum.
+var errHierarchical = errors.New("hierarchical quorums (group.N and weight.N lines) are not supported: " +
+	"Paddock's quorum is a majority of the voting servers, which is not the quorum these lines define; " +
+	"remove them to run with a plain majority")
+
+// applyZooCfgKey applies the keys whose meaning depends on the rest of the
+// file, and refuses those Paddock cannot honour, where ignoring them would
+// serve clients the operator meant to refuse or change the quorum. It
+// reports whether key was one of them.
+func (z *ZooCfg) applyZooCfgKey(cfg *Config, key, val string) (bool, error) {
+	var err error
+	switch {
+	case key == "clientPort":
+		cfg.Port, err = strconv.Atoi(val)
+		z.clientPort = cfg.Port != 0 // 0 is "not set" in ZooKeeper
+	case key == "clientPortAddress":
+		cfg.Bind, z.clientPortAddress = val, true
+	case key == "secureClientPortAddress":
+		cfg.SecureBind, z.secureClientPortAddress = val, true
+	case key == "admin.enableServer":
+		// Exactly "false", as ZooKeeper's "false".equals(...): FALSE or no
+		// leave the admin server on.
+		z.adminDisabled = val == "false"
+	case key == "sslQuorum":
+		z.sslQuorum, err = zkBool(val)
+	case key == "quorumListenOnAllIPs":
+		z.quorumListenOnAllIPs, err = zkBool(val)
+	case strings.HasPrefix(key, "group"), strings.HasPrefix(key, "weight"):
+		err = errHierarchical
+	case strings.HasPrefix(key, "authProvider."):
+		if !slices.Contains(builtinAuthProviders, val) {
+			err = fmt.Errorf("authentication provider %s is not supported: Paddock's schemes are built in "+
+				"(digest, ip, and x509 on the secure client port), and authProvider.N may name only %s",
+				val, strings.Join(builtinAuthProviders, ", "))
+		}
+	case key == "enforce.auth.enabled", key == "sessionRequireClientSASLAuth":
+		// Boolean.parseBoolean, as ZooKeeper's AuthenticationHelper.
+		if strings.EqualFold(val, "true") {
+			err = errNoEnforcement
+		}
+	case key == "enforce.auth.schemes":
+		// Read only with enforce.auth.enabled=true, which is refused.
+	case key == "requireClientAuthScheme":
+		if val != "" {
+			err = fmt.Errorf("%w (ZooKeeper 3.8 does not read this key either, and serves unauthenticated clients)",
+				errNoEnforcement)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// errNoEnforcement refuses the keys that make ZooKeeper refuse
+// unauthenticated clients.
+var errNoEnforcement = errors.New("cannot require clients to authenticate: Paddock has no SASL and no " +
+	"enforce.auth, so it would serve the clients this line is meant to refuse; remove the line, and protect " +
+	"data with ACLs, or serve only a secure client port with ssl.clientAuth=need")
+
+// zkBool parses a boolean as ZooKeeper's QuorumPeerConfig.parseBoolean:
+// true or false, in any case; anything else is an error.
+func zkBool(val string) (bool, error) {
+	switch {
+	case strings.EqualFold(val, "true"):
+		return true, nil
+	case strings.EqualFold(val, "false"):
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid value %q: choose true or false", val)
+}
+
 // checkStaticEnsemble refuses ensemble lines in a zoo.cfg that names a
 // dynamic config file, as ZooKeeper does.
 func (z *ZooCfg) checkStaticEnsemble() error {
 	if z.DynamicConfigFile == "" {
 		return nil
 	}
-	keys := append(slices.Sorted(maps.Keys(z.Servers)), z.Unused...)
-	for _, k := range keys {
-		if strings.HasPrefix(k, "server.") || strings.HasPrefix(k, "group") || strings.HasPrefix(k, "weight") {
-			return fmt.Errorf("%s must be in the dynamic config file %s, not in zoo.cfg", k, z.DynamicConfigFile)
-		}
+	if keys := slices.Sorted(maps.Keys(z.Servers)); len(keys) > 0 {
+		return fmt.Errorf("%s must be in the dynamic config file %s, not in zoo.cfg", keys[0], z.DynamicConfigFile)
 	}
 	return nil
 }
 
 // readDynamic reads the ensemble from the dynamic config file: server.N
-// lines (group/weight lines of hierarchical quorums are reported unused);
-// any other key is an error, as in ZooKeeper.
+// lines (group/weight lines of hierarchical quorums are refused, as in
+// zoo.cfg); any other key is an error, as in ZooKeeper.
 func (z *ZooCfg) readDynamic() error {
 	f, err := os.Open(z.DynamicConfigFile)
 	if err != nil {
@@ -235,7 +406,7 @@ func (z *ZooCfg) readDynamic() error {
 		case strings.HasPrefix(key, "server."):
 			z.Servers[key] = val
 		case strings.HasPrefix(key, "group"), strings.HasPrefix(key, "weight"):
-			z.Unused = append(z.Unused, key)
+			return errHierarchical
 		case key == dynamicFileVersionKey:
 			// Ignored (ZooKeeper refuses it: the version is in the name).
 		default:
@@ -298,10 +469,6 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.DataDir = val
 	case "dataLogDir":
 		cfg.LogDir = val
-	case "clientPort":
-		cfg.Port = num()
-	case "clientPortAddress":
-		cfg.Bind = val
 	case "maxClientCnxns":
 		cfg.MaxClientCnxns = num()
 	case "minSessionTimeout":
@@ -331,10 +498,6 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.AdminAddr = withPort(cfg.AdminAddr, val)
 	case "admin.serverAddress":
 		cfg.AdminAddr = withHost(cfg.AdminAddr, val)
-	case "admin.enableServer":
-		if strings.EqualFold(val, "false") {
-			cfg.AdminAddr = ""
-		}
 	case "metricsProvider.httpPort":
 		cfg.MetricsAddr = withPort(cfg.MetricsAddr, val)
 	case "metricsProvider.httpHost":
@@ -344,11 +507,11 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 	case "DigestAuthenticationProvider.superDigest":
 		cfg.SuperDigest = val
 	case "skipACL":
-		cfg.SkipACL = strings.EqualFold(val, "yes") || strings.EqualFold(val, "true")
+		// Exactly "yes", as ZooKeeper's "yes".equals(...): true or YES
+		// leave ACLs on.
+		cfg.SkipACL = val == "yes"
 	case "secureClientPort":
 		cfg.SecurePort = num()
-	case "secureClientPortAddress":
-		cfg.SecureBind = val
 	case "ssl.keyStore.location":
 		cfg.TLSFiles.KeyStore = val
 	case "ssl.trustStore.location":
@@ -367,8 +530,8 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		var verify bool
 		verify, err = strconv.ParseBool(val)
 		cfg.ClusterTLSNoHostCheck = !verify
-	case "sslQuorum", "serverCnxnFactory", "client.secure", "ssl.hostnameVerification":
-		// Implied by the ssl.quorum.* files / the secure port; accepted.
+	case "serverCnxnFactory", "client.secure", "ssl.hostnameVerification":
+		// Implied by the secure port; accepted.
 	case "enforceQuota":
 		cfg.EnforceQuota, err = strconv.ParseBool(val)
 	case "reconfigEnabled":
@@ -378,7 +541,8 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 	case "standaloneEnabled":
 		// Paddock is standalone exactly when no server.N lines are given.
 	case "forceSync":
-		cfg.NoSync = strings.EqualFold(val, "no")
+		// Exactly "no", as ZooKeeper's FileTxnLog: NO or false still sync.
+		cfg.NoSync = val == "no"
 	default:
 		return false, nil
 	}

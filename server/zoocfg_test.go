@@ -33,7 +33,7 @@ func loadZooCfg(t *testing.T, text string) (Config, *ZooCfg, error) {
 // TestZooCfgSessionTimeoutMinusOne: -1 is ZooKeeper's "not set" (2 and 20
 // ticks); it used to be stored as -1 ms, so every session expired at once.
 func TestZooCfgSessionTimeoutMinusOne(t *testing.T) {
-	cfg, _, err := loadZooCfg(t, "tickTime=2000\ndataDir="+t.TempDir()+"\nminSessionTimeout=-1\nmaxSessionTimeout=-1\n")
+	cfg, _, err := loadZooCfg(t, "tickTime=2000\nclientPort=2181\ndataDir="+t.TempDir()+"\nminSessionTimeout=-1\nmaxSessionTimeout=-1\n")
 	require.NoError(t, err)
 	require.NoError(t, cfg.Validate())
 	require.Equal(t, 4*time.Second, cfg.MinSessionTimeout)
@@ -75,6 +75,7 @@ func TestZooCfgDynamicConfigFile(t *testing.T) {
 	require.Len(t, cfg.Peers, 3)
 	require.Equal(t, Peer{ID: "1", Addr: "10.0.0.1:2888", ClientAddr: "0.0.0.0:2181", ElectionPort: "3888"}, cfg.Peers[0])
 	require.True(t, cfg.Peers[2].Observer)
+	require.NoError(t, zc.Finish(&cfg, false))
 	require.NoError(t, cfg.Validate())
 }
 
@@ -218,7 +219,7 @@ func TestDataDirWithZooKeeperTree(t *testing.T) {
 func TestDataLogDirWithZooKeeperTree(t *testing.T) {
 	data, logs := t.TempDir(), t.TempDir()
 	zkTree(t, logs, "log.1")
-	cfg, _, err := loadZooCfg(t, "dataDir="+data+"\ndataLogDir="+logs+"\n")
+	cfg, _, err := loadZooCfg(t, "clientPort=2181\ndataDir="+data+"\ndataLogDir="+logs+"\n")
 	require.NoError(t, err)
 	err = cfg.Validate()
 	require.ErrorContains(t, err, "paddock import-zk --from "+data+" --log-dir "+logs+" --data-dir")
@@ -233,7 +234,7 @@ func TestDataLogDirWithZooKeeperTree(t *testing.T) {
 // ZooKeeper's transaction log; without it the log stays in dataDir.
 func TestZooCfgDataLogDir(t *testing.T) {
 	data, logs := t.TempDir(), t.TempDir()
-	cfg, zc, err := loadZooCfg(t, "dataDir="+data+"\ndataLogDir="+logs+"\n")
+	cfg, zc, err := loadZooCfg(t, "clientPort=2181\ndataDir="+data+"\ndataLogDir="+logs+"\n")
 	require.NoError(t, err)
 	require.NotContains(t, zc.Unused, "dataLogDir")
 	require.Equal(t, logs, cfg.LogDir)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -22,30 +23,41 @@ func newServerCmd() *cobra.Command {
 	var gcHeadroomMiB uint64 = gc.MinHeadroom >> 20
 	var gcIdleMiB uint64 = gc.IdleAlloc >> 20
 	cmd := &cobra.Command{
-		Use:   "server",
+		Use:   "server [zoo.cfg]",
 		Short: "Run a ZooKeeper-compatible server (standalone, in memory by default)",
 		Long: `Run a Paddock server. With no flags it serves ZooKeeper's client protocol on
 127.0.0.1:2181 and keeps everything in memory. --data-dir makes it durable.
---config reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+--config (or the zoo.cfg path as the one argument, as zkServer.sh takes it)
+reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			log := newLogger(logFormat)
+			path, err := zooCfgPath(configFile, args)
+			if err != nil {
+				return err
+			}
 			final := server.DefaultConfig()
 			var zc *server.ZooCfg
-			if configFile != "" {
-				var err error
-				if zc, err = server.LoadZooCfg(configFile, &final); err != nil {
+			if path != "" {
+				if zc, err = server.LoadZooCfg(path, &final); err != nil {
 					return err
 				}
 				server.LogUnused(log, zc.Unused)
 			}
 			overrideFromFlags(cmd, &final, &cfg)
+			clientFlags := cmd.Flags().Changed("bind") || cmd.Flags().Changed("port")
+			if zc != nil && cmd.Flags().Changed("bind") && !cmd.Flags().Changed("port") && final.NoClientPort {
+				return fmt.Errorf("--bind replaces the zoo.cfg's client address (a server line's too) and the zoo.cfg sets no clientPort: pass --port too")
+			}
+			if zc != nil && cmd.Flags().Changed("data-dir") && id == "" {
+				final.ID = "" // read myid from the data dir in use, not the zoo.cfg's
+			}
 			if err := clusterFromFlags(&final, id, peers); err != nil {
 				return err
 			}
 			// Explicit --bind/--port win over the zoo.cfg's client address.
-			if zc != nil && !cmd.Flags().Changed("bind") && !cmd.Flags().Changed("port") {
-				if err := zc.ApplyServerClientAddr(&final); err != nil {
+			if zc != nil {
+				if err := zc.Finish(&final, clientFlags); err != nil {
 					return err
 				}
 			}
@@ -58,7 +70,7 @@ func newServerCmd() *cobra.Command {
 			final.Logger = log
 			gc.MinHeadroom = gcHeadroomMiB << 20
 			gc.IdleAlloc = gcIdleMiB << 20
-			return runServer(final, gc, log)
+			return serve(final, gc, log)
 		},
 	}
 	f := cmd.Flags()
@@ -81,7 +93,7 @@ func newServerCmd() *cobra.Command {
 	f.StringVar(&cfg.TLSFiles.CertFile, "tls-cert", "", "PEM certificate (chain) for the secure client port")
 	f.StringVar(&cfg.TLSFiles.KeyFile, "tls-key", "", "PEM private key for the secure client port")
 	f.StringVar(&cfg.TLSFiles.TrustStore, "tls-ca", "", "PEM CA certificates that client certificates must chain to (client certs become x509 identities)")
-	f.StringVar(&cfg.TLSFiles.ClientAuth, "tls-client-auth", "", "none, want or need (default need when --tls-ca is set)")
+	f.StringVar(&cfg.TLSFiles.ClientAuth, "tls-client-auth", "", "none, want or need (default: need when --tls-ca is set, else none; need with a zoo.cfg, as ZooKeeper)")
 	f.StringVar(&cfg.ClusterTLSFiles.CertFile, "cluster-tls-cert", "", "PEM certificate for mutual TLS between cluster nodes")
 	f.StringVar(&cfg.ClusterTLSFiles.KeyFile, "cluster-tls-key", "", "PEM private key for the cluster port")
 	f.StringVar(&cfg.ClusterTLSFiles.TrustStore, "cluster-tls-ca", "", "PEM CA certificates peers' certificates must chain to")
@@ -104,7 +116,7 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 		}
 	}
 	set("bind", func() { dst.Bind = flags.Bind })
-	set("port", func() { dst.Port = flags.Port })
+	set("port", func() { dst.Port, dst.NoClientPort = flags.Port, false })
 	set("data-dir", func() { dst.DataDir = flags.DataDir })
 	set("tick", func() { dst.TickTime = flags.TickTime })
 	set("max-client-cnxns", func() { dst.MaxClientCnxns = flags.MaxClientCnxns })
@@ -125,6 +137,19 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 	set("cluster-tls-ca", func() { dst.ClusterTLSFiles.TrustStore = flags.ClusterTLSFiles.TrustStore })
 	set("super-digest", func() { dst.SuperDigest = flags.SuperDigest })
 	set("skip-acl", func() { dst.SkipACL = flags.SkipACL })
+}
+
+// zooCfgPath returns the zoo.cfg to read: --config, or the one positional
+// argument (paddock server zoo.cfg, as QuorumPeerMain and zkServer.sh take
+// it); both must then name the same file.
+func zooCfgPath(flag string, args []string) (string, error) {
+	if len(args) == 0 {
+		return flag, nil
+	}
+	if flag != "" && filepath.Clean(flag) != filepath.Clean(args[0]) {
+		return "", fmt.Errorf("two zoo.cfg files: --config %s and %s", flag, args[0])
+	}
+	return args[0], nil
 }
 
 // clusterFromFlags applies --id and --peer; with peers and no id, the id
@@ -163,6 +188,9 @@ func newLogger(format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }
 
+// serve runs the server paddock server configured (tests replace it).
+var serve = runServer
+
 func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -172,7 +200,11 @@ func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 	if cfg.DataDir != "" {
 		storage = cfg.DataDir
 	}
-	log.Info("paddock serving ZooKeeper clients", "addr", srv.Addr().String(), "mode", srv.Mode(),
+	addr := "none (secure client port only)"
+	if a := srv.Addr(); a != nil {
+		addr = a.String()
+	}
+	log.Info("paddock serving ZooKeeper clients", "addr", addr, "mode", srv.Mode(),
 		"storage", storage, "version", server.ZooKeeperVersion)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
