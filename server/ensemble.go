@@ -59,11 +59,20 @@ func ParseServerLine(id, value string) (Peer, error) {
 // peers sorted by id.
 func PeersFromZooCfg(servers map[string]string) ([]Peer, error) {
 	var peers []Peer
+	keys := make(map[string]string) // id -> key
 	for key, val := range servers {
+		// The id keeps its spelling (a data dir written with server.01
+		// names node "01" in its Raft configuration); myid and --id match
+		// it as numbers (Config.sameID).
 		id := strings.TrimPrefix(key, "server.")
-		if _, err := strconv.Atoi(id); err != nil {
+		n, err := normalizeServerID(id)
+		if err != nil {
 			return nil, fmt.Errorf("%s: server ids are numbers", key)
 		}
+		if other, dup := keys[n]; dup {
+			return nil, fmt.Errorf("%s and %s are the same server id %s", min(key, other), max(key, other), n)
+		}
+		keys[n] = key
 		p, err := ParseServerLine(id, val)
 		if err != nil {
 			return nil, err
@@ -85,10 +94,10 @@ func ReadMyID(dataDir string) (string, error) {
 		return "", fmt.Errorf("read myid: %w", err)
 	}
 	id := strings.TrimSpace(string(b))
-	if _, err := strconv.Atoi(id); err != nil {
+	if _, err := normalizeServerID(id); err != nil {
 		return "", fmt.Errorf("myid %q is not a number", id)
 	}
-	return id, nil
+	return id, nil // matched to a server line as a number (Config.sameID)
 }
 
 // ParsePeerFlag parses --peer ID=HOST:PORT[;CLIENTHOST:CLIENTPORT] (an

@@ -167,9 +167,12 @@ func newForwarder(s *Server) *forwarder {
 // a time): the FSM goroutine takes f.mu to resolve this node's forwarded
 // writes (resolveLocal), and a dial may take seconds.
 func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
-	addr, _ := f.s.node.r.LeaderWithID()
+	addr, id := f.s.node.r.LeaderWithID()
 	if addr == "" {
 		return nil, nil, errNoLeader
+	}
+	if a, ok := f.s.cfg.peerAddr(string(id)); ok {
+		addr = raft.ServerAddress(a) // not the address it advertises (peerAddr)
 	}
 	if c, w := f.current(string(addr)); c != nil {
 		return c, w, nil

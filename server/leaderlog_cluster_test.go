@@ -28,28 +28,14 @@ func startHeldCluster(t *testing.T) ([]*Server, []*heldStore) {
 		peers = append(peers, Peer{ID: strconv.Itoa(i + 1), Addr: ln.Addr().String()})
 	}
 	stores := make([]*heldStore, n)
-	servers := make([]*Server, n)
-	errs := make(chan error, n)
-	for i := range servers {
+	cfgs := make([]Config, n)
+	for i := range cfgs {
 		stores[i] = newHeldStore()
 		mem := NewMemoryStores()
 		mem.Logs = stores[i]
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		cfg := DefaultConfig()
-		cfg.ID, cfg.Peers, cfg.Stores, cfg.Listener, cfg.ClusterListener = peers[i].ID, peers, mem, ln, lns[i]
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		cfg.Raft = RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
-			LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
-		go func() {
-			var err error
-			servers[i], err = New(cfg)
-			errs <- err
-		}()
+		cfgs[i] = testNodeConfig(peers[i].ID, peers, mem, lns[i])
 	}
-	for range servers {
-		require.NoError(t, <-errs)
-	}
+	servers := startNodes(t, cfgs)
 	t.Cleanup(func() {
 		for i, s := range servers {
 			stores[i].hold.Store(false)
@@ -61,6 +47,36 @@ func startHeldCluster(t *testing.T) ([]*Server, []*heldStore) {
 		}
 	})
 	return servers, stores
+}
+
+// testNodeConfig is a cluster node's configuration for tests: in-memory
+// stores, a free client port, short Raft timers, no logs.
+func testNodeConfig(id string, peers []Peer, stores *Stores, clusterLn net.Listener) Config {
+	cfg := DefaultConfig()
+	cfg.ID, cfg.Peers, cfg.Stores, cfg.Port, cfg.ClusterListener = id, peers, stores, 0, clusterLn
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Raft = RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
+		LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
+	return cfg
+}
+
+// startNodes starts one server per configuration, all at once (a node's
+// New waits for its cluster), and fails the test if any fails.
+func startNodes(t *testing.T, cfgs []Config) []*Server {
+	t.Helper()
+	servers := make([]*Server, len(cfgs))
+	errs := make(chan error, len(cfgs))
+	for i, cfg := range cfgs {
+		go func() {
+			var err error
+			servers[i], err = New(cfg)
+			errs <- err
+		}()
+	}
+	for range cfgs {
+		require.NoError(t, <-errs)
+	}
+	return servers
 }
 
 func clusterLeader(t *testing.T, servers []*Server) int {

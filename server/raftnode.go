@@ -118,7 +118,9 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 	)
 	conf := raft.Configuration{}
 	if mux != nil {
-		ahead = newCommitAheadTransport(raft.NewNetworkTransport(raftStream{mux}, 3, 10*time.Second, io.Discard))
+		ahead = newCommitAheadTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: raftStream{mux}, MaxPool: 3, Timeout: 10 * time.Second,
+			ServerAddressProvider: raftAddrs{cfg}, Logger: hclog.NewNullLogger()}))
 		if n.log != nil {
 			ahead.capCommit = n.log.commitCap
 		}

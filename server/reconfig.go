@@ -25,18 +25,46 @@ func (c *conn) reconfig(p *pendingReply, r *wire.ReconfigRequest) {
 		p.code = wire.ErrUnimplemented // standalone: "reconfiguration currently not supported"
 		return
 	}
-	if acl, _, err := c.s.fsm.GetACL(fsm.ConfigPath); err == nil && !c.allowed(acl, wire.PermWrite) {
-		p.code = wire.ErrNoAuth
+	// In order with the connection's earlier requests, as ZooKeeper's
+	// PrepRequestProcessor takes it: its reads are answered and its writes
+	// (a setACL on /zookeeper/config too) applied before the permission
+	// check and the membership (and /zookeeper/config) change.
+	if !c.awaitDeferredReads() {
+		p.code = wire.ErrConnectionLoss
 		return
 	}
+	prev := c.lastWrite
+	allowed := func() bool {
+		acl, _, err := c.s.fsm.GetACL(fsm.ConfigPath)
+		return err != nil || c.allowed(acl, wire.PermWrite)
+	}
+	var code wire.Code // a refusal: answered, and the connection stays
 	ff := &fwdFuture{done: make(chan struct{}), res: &fsm.Result{}}
 	go func() {
 		defer close(ff.done)
-		ff.err = c.s.runReconfig(r)
+		if prev != nil {
+			_ = prev.Error() // applied or failed: either way it is settled
+		}
+		if !allowed() {
+			code = wire.ErrNoAuth
+			return
+		}
+		err := c.s.runReconfig(r)
+		var refused errReconfig
+		if errors.As(err, &refused) {
+			code, err = refused.code, nil
+		}
+		ff.err = err
+		// The reply shows the new /zookeeper/config: its events go first.
+		ff.res.Zxid = c.s.fsm.LastZxid()
 	}()
 	c.deferred.Add(1)
 	p.future = ff
+	c.reconfiguring = ff
 	p.finish = func(*fsm.Result) (wire.Code, wire.Record) {
+		if code != wire.OK {
+			return code, nil
+		}
 		data, st, err := c.s.fsm.Get(fsm.ConfigPath)
 		if err != nil {
 			return wire.CodeOf(err), nil
