@@ -46,9 +46,13 @@ func (g *gate) wait(done <-chan struct{}) {
 	}
 }
 
-// Pause freezes every client connection: requests are neither read nor
-// answered and nothing is written (connections stay open), as if the
-// process were stopped. Resume undoes it.
+// Pause freezes every client connection, as if the process were stopped
+// (SIGSTOP): new connections are accepted (as the kernel does for a frozen
+// process) but not even their handshake is read, requests are neither
+// read nor answered, nothing is written, connections stay open, and the
+// node does not close its clients' connections when it sees no leader.
+// Resume undoes it. (Raft keeps running: zktest's Cluster.Pause also cuts
+// the node off from its peers.)
 func (s *Server) Pause() { s.gate.pause() }
 
 // Resume ends a Pause.

@@ -222,6 +222,22 @@ func TestClusterNoFalseExpiryOnFollower(t *testing.T) {
 	}
 }
 
+// rawSend writes one frame (a request header and r, each if not nil) to nc.
+func rawSend(t *testing.T, nc net.Conn, hdr *wire.RequestHeader, r wire.Record) {
+	t.Helper()
+	var e wire.Encoder
+	start := e.BeginFrame()
+	if hdr != nil {
+		hdr.Encode(&e)
+	}
+	if r != nil {
+		r.Encode(&e)
+	}
+	e.EndFrame(start)
+	_, err := nc.Write(e.Bytes())
+	require.NoError(t, err)
+}
+
 // abandon creates a session with an ephemeral node over a raw connection
 // to addr, then closes the socket without closing the session.
 func abandon(t *testing.T, addr, path string) int64 {
@@ -229,17 +245,7 @@ func abandon(t *testing.T, addr, path string) int64 {
 	nc, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer nc.Close()
-	send := func(hdr *wire.RequestHeader, r wire.Record) {
-		var e wire.Encoder
-		start := e.BeginFrame()
-		if hdr != nil {
-			hdr.Encode(&e)
-		}
-		r.Encode(&e)
-		e.EndFrame(start)
-		_, err := nc.Write(e.Bytes())
-		require.NoError(t, err)
-	}
+	send := func(hdr *wire.RequestHeader, r wire.Record) { rawSend(t, nc, hdr, r) }
 	send(nil, &wire.ConnectRequest{TimeOut: 1000, Passwd: make([]byte, 16)})
 	frame, err := wire.ReadFrame(nc, nil, wire.DefaultMaxFrame)
 	require.NoError(t, err)
@@ -373,26 +379,4 @@ func TestClusterObserver(t *testing.T) {
 	other, _ := connect(t, rest)
 	_, err = other.Create("/still-writable", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
-}
-
-func TestClusterPausedLeaderClientsMoveOn(t *testing.T) {
-	c := zktest.StartCluster(t, 3, zktest.WithTickTime(500*time.Millisecond))
-	leader := c.Leader()
-	// A 10 s session (the 20-tick maximum): go-zookeeper notices the frozen
-	// connection only after 2/3 of the timeout, and must then reconnect.
-	cl, ev, err := zk.Connect([]string{c.Servers()[leader], c.Servers()[(leader+1)%3]}, 10*time.Second,
-		zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	waitState(t, ev, zk.StateHasSession)
-	id := cl.SessionID()
-	c.Pause(leader)
-	eventually(t, "client writes through another node", func() bool {
-		_, err := cl.Create("/after-pause", nil, 0, zk.WorldACL(zk.PermAll))
-		return err == nil || err == zk.ErrNodeExists
-	})
-	require.Equal(t, id, cl.SessionID(), "the session survived the move")
-	c.Resume(leader)
-	f := c.Node(leader).Server().FSM()
-	eventually(t, "resumed node catches up", func() bool { _, ok := f.Exists("/after-pause"); return ok })
 }

@@ -178,3 +178,77 @@ func TestFourLetterWordsOfALeaderlessNode(t *testing.T) {
 	c.Heal()
 	eventually(t, "serving again", func() bool { return strings.Contains(n.FourLetterWord("srvr"), "Mode: follower") })
 }
+
+// A reconfig pipelined between writes on the same connection is applied
+// between them, as ZooKeeper takes requests in order: /zookeeper/config
+// changes after the creates sent before the reconfig and before the one
+// sent after it.
+func TestReconfigAfterEarlierWrites(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	leader := c.Leader()
+	victim, via := (leader+1)%3, (leader+2)%3
+	nc, err := net.DialTimeout("tcp", c.Servers()[via], 5*time.Second)
+	require.NoError(t, err)
+	defer nc.Close()
+	require.NoError(t, nc.SetDeadline(time.Now().Add(20*time.Second)))
+	rawSend(t, nc, nil, &wire.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)})
+	_, err = wire.ReadFrame(nc, nil, 1<<20)
+	require.NoError(t, err)
+	rawSend(t, nc, &wire.RequestHeader{Xid: wire.XidAuth, Op: wire.OpAuth}, &wire.AuthPacket{Scheme: "digest", Auth: []byte("super:test")})
+	var burst []byte
+	for i := range 100 {
+		var e wire.Encoder
+		start := e.BeginFrame()
+		(&wire.RequestHeader{Xid: int32(1 + i), Op: wire.OpCreate}).Encode(&e)
+		(&wire.CreateRequest{Path: fmt.Sprintf("/before-%d", i), ACL: wire.OpenACLUnsafe}).Encode(&e)
+		e.EndFrame(start)
+		burst = append(burst, e.Bytes()...)
+	}
+	var e wire.Encoder
+	start := e.BeginFrame()
+	(&wire.RequestHeader{Xid: 5000, Op: wire.OpReconfig}).Encode(&e)
+	(&wire.ReconfigRequest{LeavingServers: fmt.Sprint(victim + 1), CurConfigID: -1}).Encode(&e)
+	e.EndFrame(start)
+	start = e.BeginFrame()
+	(&wire.RequestHeader{Xid: 5001, Op: wire.OpCreate}).Encode(&e)
+	(&wire.CreateRequest{Path: "/after", ACL: wire.OpenACLUnsafe}).Encode(&e)
+	e.EndFrame(start)
+	_, err = nc.Write(append(burst, e.Bytes()...))
+	require.NoError(t, err)
+	for {
+		f, err := wire.ReadFrame(nc, nil, 1<<20)
+		require.NoError(t, err)
+		var h wire.ReplyHeader
+		require.NoError(t, h.Decode(wire.NewDecoder(f)))
+		require.Equal(t, wire.OK, h.Err, "xid %d", h.Xid)
+		if h.Xid == 5001 {
+			break
+		}
+	}
+	f := c.Node(via).Server().FSM()
+	cfg, ok := f.Exists("/zookeeper/config")
+	require.True(t, ok)
+	last, ok := f.Exists("/before-99")
+	require.True(t, ok)
+	require.Greater(t, cfg.Mzxid, last.Czxid, "the reconfig overtook a write sent before it")
+	after, ok := f.Exists("/after")
+	require.True(t, ok)
+	require.Greater(t, after.Czxid, cfg.Mzxid, "a write sent after the reconfig overtook it")
+
+	// A refused reconfig is answered, and the connection stays, as in
+	// ZooKeeper.
+	rawSend(t, nc, &wire.RequestHeader{Xid: 5002, Op: wire.OpReconfig}, &wire.ReconfigRequest{LeavingServers: fmt.Sprint(via + 1), CurConfigID: 12345})
+	rawSend(t, nc, &wire.RequestHeader{Xid: wire.XidPing, Op: wire.OpPing}, nil)
+	for _, want := range []struct {
+		xid  int32
+		code wire.Code
+	}{{5002, wire.ErrBadVersion}, {wire.XidPing, wire.OK}} {
+		f, err := wire.ReadFrame(nc, nil, 1<<20)
+		require.NoError(t, err, "the connection closed after a refused reconfig")
+		var h wire.ReplyHeader
+		require.NoError(t, h.Decode(wire.NewDecoder(f)))
+		require.Equal(t, want.xid, h.Xid)
+		require.Equal(t, want.code, h.Err)
+	}
+}

@@ -166,12 +166,17 @@ func (c *Cluster) RemoveNode(i int) {
 	c.nodes[i].Stop()
 }
 
-// Pause freezes node i's client traffic and cuts it off from the other
-// nodes: requests get no answers. Unlike a process stopped by SIGSTOP, the
-// node still notices it has no leader and closes its client connections a
-// few heartbeats later, so its clients reconnect to another node within
-// their session. A paused leader loses leadership. Resume(i) undoes it
-// (links to the others are restored with Heal).
+// Pause freezes node i as SIGSTOP freezes a process, and cuts it off from
+// the other nodes: connections to it are accepted (by the kernel, as it
+// were) but nothing is read or written on them, not even a handshake's
+// answer, and they stay open; the node does not notice it lost its leader
+// or quorum, so it closes nothing. Its clients notice the silence by their
+// own read timeout and reconnect elsewhere within their session (a client
+// whose server list keeps the frozen node must bound its handshake wait:
+// go-zookeeper waits 10 × 2/3 of the session timeout for a handshake
+// reply, Paddock's and Java's client the session timeout divided by the
+// number of servers). A paused leader loses leadership. Resume(i) undoes
+// it (links to the others are restored with Heal).
 func (c *Cluster) Pause(i int) {
 	if srv := c.nodes[i].running(); srv != nil {
 		srv.Pause() // first, so it never sees itself cut off
