@@ -275,7 +275,12 @@ func (s *Server) conf() string {
 	return out
 }
 
+// port is the plaintext client port; -1 without one, as ZooKeeper's
+// getClientPort.
 func (s *Server) port() int {
+	if s.ln == nil {
+		return -1
+	}
 	if a, ok := s.ln.Addr().(*net.TCPAddr); ok {
 		return a.Port
 	}

@@ -130,24 +130,26 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.ln = cfg.Listener
-	if s.ln == nil {
+	if s.ln == nil && !cfg.NoClientPort {
 		if s.ln, err = net.Listen("tcp", cfg.addr()); err != nil {
 			s.shutdown()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.addr(), err)
 		}
 	}
 	if err := s.startHTTP(); err != nil {
-		_ = s.ln.Close()
+		s.closeClientLn()
 		s.shutdown()
 		return nil, err
 	}
 	if err := s.listenSecure(); err != nil {
-		_ = s.ln.Close()
+		s.closeClientLn()
 		s.shutdown()
 		return nil, err
 	}
-	s.wg.Add(1)
-	go s.acceptLoop(s.ln, nil)
+	if s.ln != nil {
+		s.wg.Add(1)
+		go s.acceptLoop(s.ln, nil)
+	}
 	go s.stopOnFailure()
 	return s, nil
 }
@@ -200,8 +202,22 @@ func (s *Server) shutdown() {
 	s.node.close()
 }
 
-// Addr returns the client listener's address.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+// Addr returns the client listener's address, or nil without one
+// (Config.NoClientPort).
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// closeClientLn closes the plaintext client listener, if there is one.
+func (s *Server) closeClientLn() error {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Close()
+}
 
 // FSM returns the server's state machine (for inspection in tests).
 func (s *Server) FSM() *fsm.FSM { return s.fsm }
@@ -223,7 +239,7 @@ func (s *Server) Close() error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	err := s.ln.Close()
+	err := s.closeClientLn()
 	if s.secureLn != nil {
 		_ = s.secureLn.Close()
 	}
