@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,8 @@ type conn struct {
 	repliesOut    uint64
 	held          []heldEvent
 	heldBytes     int
+	// heldN is len(held), readable without outMu (eventorder.go).
+	heldN atomic.Int32
 	// wmu is held while writing to the socket: by the writer goroutine
 	// (flush) or by a notifier goroutine (tryFlush, see notifier.go).
 	wmu sync.Mutex
@@ -77,6 +78,15 @@ type conn struct {
 	// lane keeps this connection's writes in order through a follower
 	// (fwdorder.go).
 	lane fwdLane
+	// lastAt is the zxid of the newest state a reply on this connection
+	// reflected (headerZxid), starting at the handshake's.
+	lastAt int64
+	// lastWrite is the future of the last write this connection proposed
+	// (reader goroutine only): a reconfig waits for it (reconfig.go).
+	lastWrite raft.ApplyFuture
+	// reconfiguring is a reconfig in progress (reader goroutine only): the
+	// connection's later writes wait for it.
+	reconfiguring *fwdFuture
 
 	closing atomic.Bool
 	// closingSession is set when this connection sent closeSession: the
@@ -108,12 +118,15 @@ type pendingReply struct {
 	start   time.Time
 	future  raft.ApplyFuture                           // a write in Raft
 	finish  func(*fsm.Result) (wire.Code, wire.Record) // turns its result into a reply
-	deferFn func() (wire.Code, wire.Record)            // a read that waited for earlier writes
+	deferFn reply                                      // a read that waited for earlier writes
 	// viewFn is a read that arms a watch: the writer answers it and queues
 	// its reply inside one fsm.View (see watchingRead).
 	viewFn func(fsm.Reader) (wire.Code, wire.Record)
 	code   wire.Code
 	resp   wire.Record
+	// at is the zxid of the state a read's answer reflects (0: none); the
+	// events of changes up to it go out first (eventorder.go).
+	at int64
 	// closeAfter closes the connection once this reply is flushed.
 	closeAfter bool
 	// noReply sends nothing (a connection closed without answer).
@@ -277,6 +290,9 @@ func (c *conn) sessionGone() {
 func (c *conn) serve() {
 	defer c.readerStopped() // after close: see sessionorder.go
 	defer c.close()
+	// A paused server reads nothing, not even a handshake: the kernel
+	// accepted the connection, the process is frozen.
+	c.s.gate.wait(c.done)
 	if !c.tlsHandshake() {
 		return
 	}
@@ -428,11 +444,11 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 			p.closeAfter = true
 		} else {
 			c.s.metrics.commit.Observe(time.Since(p.start).Seconds())
-			c.releaseBefore(b, res.Zxid)
+			p.at = res.Zxid
 			code, resp = p.finish(res)
 		}
 	case p.deferFn != nil:
-		code, resp = p.deferFn()
+		code, resp, p.at = p.deferFn()
 		c.readAnswered()
 	case p.viewFn != nil:
 		// Queue every earlier reply, then answer p and queue its reply
@@ -442,7 +458,8 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 		b.enqueue(c)
 		c.s.fsm.View(func(v fsm.Reader) {
 			vcode, vresp := p.viewFn(v)
-			encodeReply(e, p.xid, v.LastZxid(), vcode, vresp, c.s.cfg.MaxFrame)
+			c.releaseHeld(v.LastZxid())
+			encodeReply(e, p.xid, c.headerZxid(v.LastZxid()), vcode, vresp, c.s.cfg.MaxFrame)
 			b.n++
 			b.enqueue(c)
 		})
@@ -457,12 +474,25 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 	if p.noReply {
 		return p.closeAfter
 	}
-	if p.op == wire.OpSetWatches || p.op == wire.OpSetWatches2 {
-		c.releaseBefore(b, math.MaxInt64) // the events it raised go first
+	if p.at > 0 {
+		c.releaseBefore(b, p.at)
 	}
-	encodeReply(e, p.xid, c.s.fsm.LastZxid(), code, resp, c.s.cfg.MaxFrame)
+	encodeReply(e, p.xid, c.headerZxid(p.at), code, resp, c.s.cfg.MaxFrame)
 	c.replySent(p)
 	return p.closeAfter
+}
+
+// headerZxid is the zxid a reply's header carries: that of the state the
+// reply reflects (at), or for a reply that reflects none the highest sent
+// on the connection so far. Never one ahead of the events sent after it:
+// a client keeps the header's zxid, presents it as setWatches'
+// relativeZxid after a reconnect, and would never hear of a change whose
+// event it had not received yet (ZooKeeper's header is the last zxid
+// processed when the reply was made, with every event up to it queued).
+// Writer goroutine only.
+func (c *conn) headerZxid(at int64) int64 {
+	c.lastAt = max(c.lastAt, at)
+	return c.lastAt
 }
 
 // readAnswered counts down a deferred read and wakes a write waiting for

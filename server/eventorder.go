@@ -2,25 +2,35 @@ package server
 
 // Order of watch events and replies on a connection. ZooKeeper sends a
 // connection's replies and watch events in the order of the state they
-// come from: a reply computed before a change went out before that
-// change's event. Here a reply is computed by the reader (or resolved by
-// the writer) and reaches the outbound buffer only when the writer
-// goroutine gets to it, while Notify runs on the apply goroutine. So an
-// event must not overtake a reply to a request read before it was
-// applied: a client that clears a cached node on the event and fills it
-// from that older reply would keep stale data for good.
+// come from: an event goes out before any reply that shows its change,
+// and after every reply computed before the change (FinalRequestProcessor
+// queues a change's events as it applies it, and each reply as it
+// computes it). Here a reply is computed by the reader or by the writer,
+// and reaches the outbound buffer only when the writer goroutine gets to
+// it, while events are queued by the apply goroutine, under the state's
+// write lock, before the change is readable.
 //
-// Each request read counts one reply (repliesQueued, before it is
-// handled); the writer counts the replies it appends to the outbound
-// buffer (repliesOut). An event goes out at once when every reply counted
-// before it is out, and otherwise waits in held until they are: events
-// never overtake an older reply, and wait only on connections with
-// replies in flight (a fan-out to idle watchers is not slowed). An event
-// may so follow a reply computed after its change (a read that found the
-// change already applied), which is the harmless direction: the client
-// learns of a change it has seen. A write's own events go out just before
-// its reply, as in ZooKeeper, and so do the events setWatches raises for
-// changes the client missed (releaseBefore).
+// Two rules keep the order:
+//
+//   - An event never overtakes a reply counted before it: each request
+//     read counts one reply (repliesQueued, before it is handled), the
+//     writer counts the replies it appends to the outbound buffer
+//     (repliesOut), and an event goes out at once only when every reply
+//     counted before it is out; otherwise it waits in held. A client that
+//     clears a cached node on the event and fills it from an older reply
+//     would keep stale data for good. Events wait only on connections with
+//     replies in flight (a fan-out to idle watchers is not slowed).
+//   - A reply that shows a change goes out after its event: every reply
+//     carries the zxid of the state it was computed from (a write's own
+//     zxid, a read's view; pendingReply.at), and before the writer encodes
+//     it, the held events of changes up to that zxid go out, after the
+//     replies before it (releaseBefore). Those events were queued before
+//     that state was readable, so none can be missed. Replies on a
+//     connection are computed from states that never go back (a read
+//     behind an unanswered write waits for it), so this never moves an
+//     event before a reply computed from an older state. So a write's own
+//     events go just before its reply, and so do those setWatches raises
+//     for changes the client missed, as in ZooKeeper.
 
 // heldEvent is an encoded event waiting for the replies counted before it.
 type heldEvent struct {
@@ -46,6 +56,7 @@ func (c *conn) queueEvent(frame []byte, zxid int64) bool {
 		return false
 	}
 	c.held = append(c.held, heldEvent{mark: mark, zxid: zxid, frame: frame})
+	c.heldN.Store(int32(len(c.held)))
 	c.heldBytes += len(frame)
 	c.outMu.Unlock()
 	return false
@@ -68,26 +79,35 @@ func (c *conn) enqueueReplies(frames []byte, n int) {
 	c.signal()
 }
 
-// releaseBefore is called by the writer before it encodes the reply to a
-// write applied at zxid, or to a setWatches (zxid math.MaxInt64): the last
-// reply counted in b, not encoded yet. Events of changes up to zxid that
-// wait for that reply alone (its own events, and those of writes applied
-// before it) go out first: the replies before it in b, then those events,
-// as ZooKeeper sends a write's events (and those setWatches raises) before
-// its reply.
+// releaseBefore is called by the writer before it encodes a reply that
+// reflects the state at zxid (the last reply counted in b, not encoded
+// yet): the held events of changes up to zxid go out first, after the
+// replies before it in b.
 func (c *conn) releaseBefore(b *replyBatch, zxid int64) {
+	if c.heldN.Load() == 0 {
+		return // nothing held (an event held from now on is newer than zxid)
+	}
 	c.outMu.Lock()
-	next := c.repliesOut + uint64(b.n) // the write's reply: its count
-	ready := len(c.held) > 0 && c.held[0].zxid <= zxid && c.held[0].mark <= next
+	ready := len(c.held) > 0 && c.held[0].zxid <= zxid
 	c.outMu.Unlock()
 	if !ready {
 		return
 	}
 	b.n--
-	b.enqueue(c) // the replies before the write
+	b.enqueue(c) // the replies before this one
 	b.n = 1
+	c.releaseHeld(zxid)
+}
+
+// releaseHeld moves the held events of changes up to zxid to the
+// outbound buffer. Every reply before the one about to be queued must be
+// in the buffer already.
+func (c *conn) releaseHeld(zxid int64) {
+	if c.heldN.Load() == 0 {
+		return
+	}
 	c.outMu.Lock()
-	c.releaseLocked(func(h *heldEvent) bool { return h.zxid <= zxid && h.mark <= c.repliesOut+1 })
+	c.releaseLocked(func(h *heldEvent) bool { return h.zxid <= zxid })
 	c.outMu.Unlock()
 }
 
@@ -101,5 +121,6 @@ func (c *conn) releaseLocked(ok func(*heldEvent) bool) {
 	}
 	if k > 0 {
 		c.held = append(c.held[:0], c.held[k:]...)
+		c.heldN.Store(int32(len(c.held)))
 	}
 }

@@ -193,3 +193,100 @@ func TestSetWatchesEventsComeBeforeItsReply(t *testing.T) {
 	got, _ := xids(t, br, 2)
 	require.Equal(t, []int32{wire.XidNotification, xidSetWatches}, got)
 }
+
+// A reply that shows a change goes out after the change's event: here a
+// getData waits behind an exists (which arms a watch, so the writer
+// answers it); both are read before /x changes and answered after, so
+// the event goes first (ZooKeeper's guarantee: a client sees the event
+// before the new data).
+func TestReplyShowingAChangeFollowsItsEvent(t *testing.T) {
+	srv, sc, nc, br, session := eventOrderSession(t) // /x exists, exists watch on it
+	release := holdWrites(t, srv, sc, nc, session)
+	c := srv.connOf(session)
+	send(t, nc, &wire.RequestHeader{Xid: 9, Op: wire.OpExists}, &wire.PathWatchRequest{Path: "/y", Watch: true})
+	send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
+	require.Eventually(t, func() bool { return len(c.pending) == 2 }, 10*time.Second, time.Millisecond)
+	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
+	require.NoError(t, err)
+	release()
+	got, data := xids(t, br, 4)
+	require.Equal(t, "v1", data, "the deferred getData is answered after the change")
+	require.Equal(t, []int32{wire.XidPing, wire.XidNotification, 9, 10}, got,
+		"a reply computed after the change reached the client before its event")
+}
+
+// A client that pipelines a write and more requests gets the write's own
+// event before the write's reply, as when it waits for each reply
+// (ZooKeeper sends the event first either way).
+func TestPipelinedWriteEventBeforeItsReply(t *testing.T) {
+	srv, _, nc, br, _ := eventOrderSession(t) // exists watch on /x
+	_ = srv
+	burst := append(frame(&wire.RequestHeader{Xid: 20, Op: wire.OpSetData},
+		&wire.SetDataRequest{Path: "/x", Data: []byte("v1"), Version: -1}),
+		frame(&wire.RequestHeader{Xid: 21, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})...)
+	_, err := nc.Write(burst)
+	require.NoError(t, err)
+	got, _ := xids(t, br, 3)
+	require.Equal(t, []int32{wire.XidNotification, 20, 21}, got)
+}
+
+// A reply's header never carries a zxid ahead of the events sent after
+// it: a client keeps the header's zxid and, after a reconnect, presents
+// it as setWatches' relativeZxid, so an event not yet received would be
+// lost for good. Here the getData is answered from v0 while the change
+// to v1 waits behind it; the client loses the connection right after the
+// reply and re-arms its watch from the reply's zxid: it must hear of v1.
+func TestReplyZxidNotAheadOfLaterEvents(t *testing.T) {
+	srv, sc, nc, br, session := eventOrderSession(t) // exists watch on /x
+	c := srv.connOf(session)
+	passwd := c.s.fsm.Password(session)
+	release := holdWrites(t, srv, sc, nc, session)
+	send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
+	require.Eventually(t, func() bool { return len(c.pending) == 1 }, 10*time.Second, time.Millisecond)
+	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
+	require.NoError(t, err)
+	release()
+	var seen int64
+	for range 2 { // the ping's reply, then the getData's
+		var h wire.ReplyHeader
+		readRecord(t, br, &h)
+		seen = max(seen, h.Zxid)
+	}
+	nc.Close() // lost before the event arrived
+	nc2, br2, cr := handshakeRaw(t, srv.Addr().String(), session, passwd)
+	require.Equal(t, session, cr.SessionID)
+	const xidSetWatches = -8
+	send(t, nc2, &wire.RequestHeader{Xid: xidSetWatches, Op: wire.OpSetWatches},
+		&wire.SetWatches{RelativeZxid: seen, DataWatches: []string{"/x"}})
+	var h wire.ReplyHeader
+	readRecord(t, br2, &h)
+	require.Equal(t, wire.XidNotification, h.Xid, "the change to v1 was never reported")
+}
+
+// checkWatches answers from the state it sees: a NoWatcher for a watch
+// that fired comes after the event that fired it.
+func TestCheckWatchesAfterTheEventThatFiredIt(t *testing.T) {
+	srv, sc, nc, br, session := eventOrderSession(t) // exists watch on /x
+	release := holdWrites(t, srv, sc, nc, session)
+	c := srv.connOf(session)
+	send(t, nc, &wire.RequestHeader{Xid: 11, Op: wire.OpCreate}, &wire.CreateRequest{Path: "/w", ACL: wire.OpenACLUnsafe})
+	send(t, nc, &wire.RequestHeader{Xid: 12, Op: wire.OpCheckWatches}, &wire.WatchesRequest{Path: "/x", Type: wire.WatcherData})
+	require.Eventually(t, func() bool { return len(c.pending) == 2 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { _, ok := srv.FSM().Exists("/w"); return ok }, 10*time.Second, time.Millisecond)
+	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
+	require.NoError(t, err)
+	release()
+	var got []int32
+	for range 4 {
+		var h wire.ReplyHeader
+		readRecord(t, br, &h)
+		got = append(got, h.Xid)
+		if h.Xid == 12 {
+			require.Equal(t, wire.ErrNoWatcher, h.Err)
+		}
+	}
+	require.Equal(t, []int32{wire.XidPing, 11, wire.XidNotification, 12}, got)
+}

@@ -34,7 +34,8 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 	p = &pendingReply{xid: h.Xid, op: h.Op, start: time.Now()}
 	switch h.Op {
 	case wire.OpPing:
-		c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, nil })
+		p.xid = wire.XidPing // whatever xid it came with, as ZooKeeper answers
+		c.ordered(p, func() (wire.Code, wire.Record, int64) { return wire.OK, nil, 0 })
 		return p, false
 	case wire.OpAuth:
 		return p, c.authenticate(d, p)
@@ -72,7 +73,7 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 	case h.Op == wire.OpSASL && err == nil:
 		// As ZooKeeper without SASL configured (no SASL server for the
 		// connection): OK with a null token, and the connection stays.
-		c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, &wire.SASLRequest{} })
+		c.ordered(p, func() (wire.Code, wire.Record, int64) { return wire.OK, &wire.SASLRequest{}, 0 })
 		return p, false
 	case errors.Is(err, wire.ErrUnimplemented):
 		// As ZooKeeper's UnimplementedRequestProcessor: answer, then close.
@@ -117,9 +118,9 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 // unresolved, or defers it to the writer, which resolves replies in order.
 // Either way the read observes every earlier request's effects and no
 // later read observes an older state.
-func (c *conn) ordered(p *pendingReply, fn func() (wire.Code, wire.Record)) {
+func (c *conn) ordered(p *pendingReply, fn reply) {
 	if c.deferred.Load() == 0 {
-		p.code, p.resp = fn()
+		p.code, p.resp, p.at = fn()
 		return
 	}
 	c.deferRead()
@@ -136,9 +137,18 @@ func (c *conn) deferRead() {
 // writes has been answered, so that the write about to be proposed cannot
 // be applied before them: a read must reflect the writes sent before it on
 // its connection and none sent after (ZooKeeper's CommitProcessor holds
-// commits while reads are in progress). It reports false if the
-// connection closed meanwhile.
+// commits while reads are in progress). A reconfig sent before it is
+// waited for too (it runs apart from the connection's writes; see
+// reconfig.go). It reports false if the connection closed meanwhile.
 func (c *conn) awaitDeferredReads() bool {
+	if f := c.reconfiguring; f != nil {
+		select {
+		case <-f.done:
+			c.reconfiguring = nil
+		case <-c.done:
+			return false
+		}
+	}
 	for c.deferredReads.Load() > 0 {
 		select {
 		case <-c.readsDone:
@@ -164,6 +174,7 @@ func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, co
 	cmd.NoTTL = !c.s.cfg.TTLEnabled
 	c.deferred.Add(1)
 	p.future = c.s.proposeOn(cmd, &c.lane)
+	c.lastWrite = p.future
 	p.finish = func(r *fsm.Result) (wire.Code, wire.Record) { return writeReply(op, r) }
 }
 
@@ -177,6 +188,7 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 		return true
 	}
 	var id wire.Id
+	super := false
 	switch a.Scheme {
 	case "digest":
 		// As ZooKeeper's DigestAuthenticationProvider.generateDigest, which
@@ -184,20 +196,27 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 		// it if there is none).
 		user, _, _ := strings.Cut(string(a.Auth), ":")
 		id = wire.Id{Scheme: "digest", ID: user + ":" + DigestOf(string(a.Auth))}
-		if c.s.cfg.SuperDigest != "" && id.ID == c.s.cfg.SuperDigest {
-			c.addIdentity(fsm.SuperID)
-		}
+		super = c.s.cfg.SuperDigest != "" && id.ID == c.s.cfg.SuperDigest
 	case "ip":
 		id = wire.Id{Scheme: "ip", ID: c.ip}
 	}
 	if id.Scheme == "" {
 		c.s.log.Info("authentication failed", "scheme", a.Scheme, "remote", c.ip)
 		p.closeAfter = true
-		c.ordered(p, func() (wire.Code, wire.Record) { return wire.ErrAuthFailed, nil })
+		c.ordered(p, func() (wire.Code, wire.Record, int64) { return wire.ErrAuthFailed, nil, 0 })
 		return true
 	}
+	// Reads sent before the auth and still waiting behind a write are
+	// checked with the identities they arrived with, as ZooKeeper's
+	// requests carry a copy of the connection's auth info.
+	if !c.awaitDeferredReads() {
+		return true
+	}
+	if super {
+		c.addIdentity(fsm.SuperID)
+	}
 	c.addIdentity(id)
-	c.ordered(p, func() (wire.Code, wire.Record) { return wire.OK, nil })
+	c.ordered(p, func() (wire.Code, wire.Record, int64) { return wire.OK, nil, 0 })
 	return false
 }
 

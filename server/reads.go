@@ -8,7 +8,10 @@ import (
 	"github.com/paddockzk/paddock/watch"
 )
 
-type reply = func() (wire.Code, wire.Record)
+// reply answers a read-side request. at is the zxid of the state the
+// answer reflects (0 when it shows none): the events of changes up to it
+// go out before it (eventorder.go).
+type reply = func() (code wire.Code, resp wire.Record, at int64)
 
 // readHandler returns the function that answers a read-side request.
 // Reads and watch registrations run inside one fsm.View, so no write can
@@ -20,13 +23,24 @@ func (c *conn) readHandler(op wire.OpCode, req wire.Record) reply {
 	case *wire.PathRequest:
 		return c.pathRead(op, r)
 	case *wire.MultiRequest:
-		return func() (wire.Code, wire.Record) { return wire.OK, c.multiRead(r) }
+		return func() (wire.Code, wire.Record, int64) {
+			resp, at := c.multiRead(r)
+			return wire.OK, resp, at
+		}
 	case *wire.WatchesRequest:
-		return func() (wire.Code, wire.Record) {
-			if op == wire.OpRemoveWatches {
-				return wire.CodeOf(c.s.watches.Remove(r.Path, r.Type, c)), nil
-			}
-			return wire.CodeOf(c.s.watches.Check(r.Path, r.Type, c)), nil
+		// Inside a View: watches fire under the state's write lock, so the
+		// answer (e.g. NoWatcher: it fired) reflects the view's state, and
+		// the event of a watch that fired goes out before it.
+		return func() (code wire.Code, resp wire.Record, at int64) {
+			c.s.fsm.View(func(v fsm.Reader) {
+				at = v.LastZxid()
+				if op == wire.OpRemoveWatches {
+					code = wire.CodeOf(c.s.watches.Remove(r.Path, r.Type, c))
+				} else {
+					code = wire.CodeOf(c.s.watches.Check(r.Path, r.Type, c))
+				}
+			})
+			return code, nil, at
 		}
 	case *wire.SetWatches:
 		return c.restoreWatches(r.RelativeZxid, watch.WatchLists{Data: r.DataWatches, Exist: r.ExistWatches, Child: r.ChildWatches})
@@ -37,7 +51,7 @@ func (c *conn) readHandler(op wire.OpCode, req wire.Record) reply {
 	if op == wire.OpWhoAmI {
 		return c.whoAmI
 	}
-	return func() (wire.Code, wire.Record) { return wire.ErrUnimplemented, nil }
+	return func() (wire.Code, wire.Record, int64) { return wire.ErrUnimplemented, nil, 0 }
 }
 
 // viewReply answers a request from one consistent view of the state.
@@ -75,9 +89,9 @@ func (c *conn) watchingRead(op wire.OpCode, req wire.Record) viewReply {
 
 func (c *conn) pathWatchRead(op wire.OpCode, r *wire.PathWatchRequest) reply {
 	view := c.pathWatchView(op, r)
-	return func() (code wire.Code, resp wire.Record) {
-		c.s.fsm.View(func(v fsm.Reader) { code, resp = view(v) })
-		return code, resp
+	return func() (code wire.Code, resp wire.Record, at int64) {
+		c.s.fsm.View(func(v fsm.Reader) { code, resp = view(v); at = v.LastZxid() })
+		return code, resp, at
 	}
 }
 
@@ -136,48 +150,57 @@ func (c *conn) arm(want bool, add func(string, watch.Watcher) error, path string
 }
 
 func (c *conn) pathRead(op wire.OpCode, r *wire.PathRequest) reply {
-	return func() (wire.Code, wire.Record) {
-		switch op {
-		case wire.OpGetACL:
-			acl, st, err := c.s.fsm.GetACL(lookupPath(r.Path))
-			switch {
-			case err != nil:
-				return wire.CodeOf(err), nil
-			case c.allowed(acl, wire.PermAdmin):
-				return wire.OK, &wire.GetACLResponse{ACL: acl, Stat: st}
-			case c.allowed(acl, wire.PermRead):
-				return wire.OK, &wire.GetACLResponse{ACL: fsm.MaskDigests(acl), Stat: st}
-			}
-			return wire.ErrNoAuth, nil
-		case wire.OpGetEphemerals:
-			// As ZooKeeper: a prefix that is blank or "/" once trimmed
-			// selects all; any other is matched as sent, untrimmed.
-			prefix := r.Path
-			if t := strings.Trim(prefix, javaSpace); t == "" || t == fsm.RootPath {
-				prefix = fsm.RootPath
-			}
-			return wire.OK, &wire.GetEphemeralsResponse{Ephemerals: c.s.fsm.Ephemerals(c.SessionID(), prefix)}
-		case wire.OpGetAllChildrenNumber:
-			path := lookupPath(r.Path)
-			if acl, _, err := c.s.fsm.GetACL(path); err == nil && !c.allowed(acl, wire.PermRead) {
-				return wire.ErrNoAuth, nil
-			}
-			n, err := c.s.fsm.AllChildrenNumber(path)
-			if err != nil {
-				return wire.CodeOf(err), nil
-			}
-			if r.Path == "" {
-				n++ // ZooKeeper counts the paths starting with "/": the root too
-			}
-			return wire.OK, &wire.GetAllChildrenNumberResponse{TotalNumber: n}
-		}
-		return wire.ErrUnimplemented, nil
+	return func() (code wire.Code, resp wire.Record, at int64) {
+		c.s.fsm.View(func(v fsm.Reader) {
+			at = v.LastZxid()
+			code, resp = c.pathReadIn(v, op, r)
+		})
+		return code, resp, at
 	}
 }
 
-func (c *conn) multiRead(r *wire.MultiRequest) *wire.MultiResponse {
-	out := &wire.MultiResponse{Results: make([]wire.MultiResult, 0, len(r.Ops))}
+func (c *conn) pathReadIn(v fsm.Reader, op wire.OpCode, r *wire.PathRequest) (wire.Code, wire.Record) {
+	switch op {
+	case wire.OpGetACL:
+		acl, st, err := v.GetACL(lookupPath(r.Path))
+		switch {
+		case err != nil:
+			return wire.CodeOf(err), nil
+		case c.allowed(acl, wire.PermAdmin):
+			return wire.OK, &wire.GetACLResponse{ACL: acl, Stat: st}
+		case c.allowed(acl, wire.PermRead):
+			return wire.OK, &wire.GetACLResponse{ACL: fsm.MaskDigests(acl), Stat: st}
+		}
+		return wire.ErrNoAuth, nil
+	case wire.OpGetEphemerals:
+		// As ZooKeeper: a prefix that is blank or "/" once trimmed
+		// selects all; any other is matched as sent, untrimmed.
+		prefix := r.Path
+		if t := strings.Trim(prefix, javaSpace); t == "" || t == fsm.RootPath {
+			prefix = fsm.RootPath
+		}
+		return wire.OK, &wire.GetEphemeralsResponse{Ephemerals: v.Ephemerals(c.SessionID(), prefix)}
+	case wire.OpGetAllChildrenNumber:
+		path := lookupPath(r.Path)
+		if acl, _, err := v.GetACL(path); err == nil && !c.allowed(acl, wire.PermRead) {
+			return wire.ErrNoAuth, nil
+		}
+		n, err := v.AllChildrenNumber(path)
+		if err != nil {
+			return wire.CodeOf(err), nil
+		}
+		if r.Path == "" {
+			n++ // ZooKeeper counts the paths starting with "/": the root too
+		}
+		return wire.OK, &wire.GetAllChildrenNumberResponse{TotalNumber: n}
+	}
+	return wire.ErrUnimplemented, nil
+}
+
+func (c *conn) multiRead(r *wire.MultiRequest) (out *wire.MultiResponse, at int64) {
+	out = &wire.MultiResponse{Results: make([]wire.MultiResult, 0, len(r.Ops))}
 	c.s.fsm.View(func(v fsm.Reader) {
+		at = v.LastZxid()
 		for _, mo := range r.Ops {
 			req, _ := mo.Req.(*wire.PathWatchRequest)
 			if req == nil {
@@ -201,7 +224,7 @@ func (c *conn) multiRead(r *wire.MultiRequest) *wire.MultiResponse {
 			out.Results = append(out.Results, res)
 		}
 	})
-	return out
+	return out, at
 }
 
 func errResult(code wire.Code) wire.MultiResult {
@@ -209,18 +232,22 @@ func errResult(code wire.Code) wire.MultiResult {
 }
 
 func (c *conn) restoreWatches(rel int64, lists watch.WatchLists) reply {
-	return func() (code wire.Code, resp wire.Record) {
+	return func() (code wire.Code, resp wire.Record, at int64) {
 		c.s.fsm.View(func(v fsm.Reader) {
-			err := c.s.watches.Restore(c, rel, v.LastZxid(), lists, v.WatchState)
-			if err != nil {
+			at = v.LastZxid()
+			// "" is the root's alias, as for every other read (ZooKeeper's
+			// DataTree finds the root under both).
+			state := func(p string) (bool, int64, int64) { return v.WatchState(lookupPath(p)) }
+			if err := c.s.watches.Restore(c, rel, at, lists, state); err != nil {
 				code = wire.ErrThrottledOp
 			}
 		})
-		return code, nil
+		// The events it raised carry zxid at: they go out before its reply.
+		return code, nil, at
 	}
 }
 
-func (c *conn) whoAmI() (wire.Code, wire.Record) {
+func (c *conn) whoAmI() (wire.Code, wire.Record, int64) {
 	ids := c.identities()
 	info := make([]wire.ClientInfo, len(ids))
 	for i, id := range ids {
@@ -232,7 +259,7 @@ func (c *conn) whoAmI() (wire.Code, wire.Record) {
 		}
 		info[i] = wire.ClientInfo{AuthScheme: id.Scheme, User: user}
 	}
-	return wire.OK, &wire.WhoAmIResponse{ClientInfo: info}
+	return wire.OK, &wire.WhoAmIResponse{ClientInfo: info}, 0
 }
 
 // readable turns a read's lookup error and the node's ACL into the code a

@@ -396,6 +396,12 @@ func TestSetWatches(t *testing.T) {
 		r.do(w3, wire.OpSetWatches, &wire.SetWatches{RelativeZxid: 0,
 			DataWatches: []string{r.p("/s/data2")}, ExistWatches: []string{r.p("/s/absent")}, ChildWatches: []string{r.p("/s/kids2")}})
 		r.events(w3)
+
+		r.note(`"" names the root, as for every read: an exists watch on it fires NodeCreated at once`)
+		w5 := r.conn("w5")
+		r.do(w5, wire.OpSetWatches, &wire.SetWatches{RelativeZxid: 1 << 60,
+			DataWatches: []string{""}, ExistWatches: []string{""}, ChildWatches: []string{""}})
+		r.events(w5)
 	})
 }
 
