@@ -104,21 +104,13 @@ func connect(t testing.TB, srv *zktest.Server) *client {
 func connectWith(t testing.TB, srv *zktest.Server, timeout time.Duration, dialer zk.Dialer) *client {
 	t.Helper()
 	rec := &recorder{}
-	var (
-		c   *zk.Conn
-		ev  <-chan zk.Event
-		err error
-	)
-	if dialer == nil {
-		c, ev, err = zk.Connect(srv.Servers(), timeout, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}),
-			zk.WithEventCallback(rec.record))
-	} else {
-		c, ev, err = zk.Connect(srv.Servers(), timeout, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}),
-			zk.WithEventCallback(rec.record), zk.WithDialer(dialer))
-	}
+	loop := newLoopTracker()
+	c, ev, err := zk.Connect(srv.Servers(), timeout, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}),
+		zk.WithEventCallback(rec.record), zk.WithDialer(loop.dialer(dialer)))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	waitState(t, ev, zk.StateHasSession)
+	loop.waitSettled(t) // see zkloop_test.go
 	return &client{Conn: c, ev: ev, rec: rec}
 }
 
