@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -418,36 +417,6 @@ func (z *ZooCfg) readDynamic() error {
 		return fmt.Errorf("%s: %w", z.DynamicConfigFile, err)
 	}
 	return nil
-}
-
-// scanProperties calls apply for each key=value line of a Java properties
-// file; what names the file in errors.
-func scanProperties(r io.Reader, what string, apply func(key, val string) error) error {
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' || text[0] == '!' {
-			continue
-		}
-		key, val, ok := cutProperty(text)
-		if !ok {
-			return fmt.Errorf("%s line %d: expected key=value, got %q", what, line, text)
-		}
-		if err := apply(key, val); err != nil {
-			return fmt.Errorf("%s line %d: %s: %w", what, line, key, err)
-		}
-	}
-	return sc.Err()
-}
-
-func cutProperty(s string) (string, string, bool) {
-	i := strings.IndexAny(s, "=:")
-	if i < 0 {
-		return "", "", false
-	}
-	return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i+1:]), true
 }
 
 func applyKey(cfg *Config, key, val string) (bool, error) {
