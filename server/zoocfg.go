@@ -298,6 +298,12 @@ func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 	case zc.secureClientPortAddress && cfg.SecurePort == 0:
 		return nil, errors.New("zoo.cfg: secureClientPortAddress is set but secureClientPort is not set")
 	}
+	if cfg.SecurePort != 0 && !zc.secureClientPortAddress {
+		// As ZooKeeper: the secure port listens on every interface unless
+		// secureClientPortAddress says otherwise, whatever clientPortAddress
+		// says (a local plaintext port beside a public TLS one).
+		cfg.SecureBind = ZooCfgBind
+	}
 	if cfg.ReadOnlyMode && !slices.Contains(cfg.FourLetterWords, "isro") && !slices.Contains(cfg.FourLetterWords, "*") {
 		// As ZooKeeper: clients in read-only mode look for a read-write
 		// server with isro, whatever the whitelist.

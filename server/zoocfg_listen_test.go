@@ -66,3 +66,22 @@ func TestZooCfgQuorumListenOnAllIPsBinds(t *testing.T) {
 	require.Equal(t, "leader", srv.Mode())
 	require.True(t, strings.HasPrefix(srv.Addr().String(), "127.0.0.1:"))
 }
+
+// TestZooCfgSecurePortBindsItsOwnAddress: as ZooKeeper, secureClientPort
+// listens on every interface unless secureClientPortAddress is set; it
+// used to take clientPortAddress, so a loopback-only plaintext port made
+// the TLS port loopback-only too.
+func TestZooCfgSecurePortBindsItsOwnAddress(t *testing.T) {
+	dir := t.TempDir()
+	keyStore, trustStore, _ := pemStores(t, dir)
+	base := "dataDir=" + dir + "\nclientPort=2181\nclientPortAddress=127.0.0.1\nsecureClientPort=2281\n" +
+		"ssl.keyStore.location=" + keyStore + "\nssl.trustStore.location=" + trustStore + "\n"
+	cfg, _, err := loadZooCfg(t, base)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1", cfg.Bind)
+	require.Equal(t, ZooCfgBind, cfg.SecureBind)
+
+	cfg, _, err = loadZooCfg(t, base+"secureClientPortAddress=127.0.0.2\n")
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.2", cfg.SecureBind)
+}
