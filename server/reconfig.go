@@ -93,6 +93,16 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	for _, srv := range cfg.Configuration().Servers {
 		current[string(srv.ID)] = true
 	}
+	// Ids are numbers, as ZooKeeper reads them: server.01 and 1 name the
+	// member the configuration spells 1.
+	canon := func(id string) string {
+		for m := range current {
+			if sameID(m, id) {
+				return m
+			}
+		}
+		return id
+	}
 	var join []Peer
 	var leave []string
 	if r.NewMembers != "" {
@@ -102,6 +112,7 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		}
 		want := map[string]bool{}
 		for _, p := range peers {
+			p.ID = canon(p.ID)
 			want[p.ID] = true
 			if !current[p.ID] {
 				join = append(join, p)
@@ -118,9 +129,12 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 			return errReconfig{wire.ErrBadArguments}
 		}
 		join = peers
+		for i := range join {
+			join[i].ID = canon(join[i].ID)
+		}
 		for _, id := range strings.Split(r.LeavingServers, ",") {
 			if id = strings.TrimSpace(id); id != "" {
-				leave = append(leave, id)
+				leave = append(leave, canon(id))
 			}
 		}
 	}

@@ -112,6 +112,26 @@ func TestReconfigOpcode(t *testing.T) {
 	_ = ctx
 }
 
+// reconfig reads member ids as numbers, as ZooKeeper does: removing
+// "03" removes server 3 (it was compared as a string, matched no member,
+// and the reconfig succeeded without removing anything).
+func TestReconfigIDsAreNumbers(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	leader := c.Leader()
+	victim, via := (leader+1)%3, (leader+2)%3
+	admin, _ := connect(t, []string{c.Servers()[via]})
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	_, err := admin.IncrementalReconfig(nil, []string{fmt.Sprintf("0%d", victim+1)}, -1)
+	require.NoError(t, err)
+	members, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	require.Len(t, members, 2, "server.0%d is server.%d", victim+1, victim+1)
+	data, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.NotContains(t, string(data), fmt.Sprintf("server.%d=", victim+1))
+}
+
 // A reconfig that drops the leader and a follower drops both: the leader
 // is removed last, so its stepping down cannot make the other removal fail
 // unseen (the members were removed in map order, and with the leader
