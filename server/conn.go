@@ -93,7 +93,11 @@ type conn struct {
 	// reply to it closes the connection, so sessionGone must not close it
 	// first (Apply may run before that reply is even queued).
 	closingSession atomic.Bool
-	closeOnce      sync.Once
+	// goneAt is the zxid at which this connection's session expired or was
+	// closed by another connection (0: alive): a read answered from that
+	// state or a later one gets SESSIONEXPIRED (sessionGone).
+	goneAt    atomic.Int64
+	closeOnce sync.Once
 	done           chan struct{}
 	readerDone     chan struct{} // closed when serve returns (sessionorder.go)
 
@@ -271,14 +275,21 @@ func (c *conn) close() {
 	})
 }
 
-// sessionGone is called (from Apply) when this connection's session was
-// closed or expired: the connection is closed once queued replies drain.
-func (c *conn) sessionGone() {
+// sessionGone is called (from Apply, before the state at zxid is
+// readable) when this connection's session was closed or expired: the
+// connection is closed once queued replies drain, and a read answered from
+// the state at zxid or later gets SESSIONEXPIRED meanwhile, as ZooKeeper's
+// checkSession answers a read of a session that is gone (goneRead).
+func (c *conn) sessionGone(zxid int64) {
 	if c.closingSession.Load() {
 		return
 	}
+	c.goneAt.Store(zxid)
 	c.repliesQueued.Add(1)
 	go func() {
+		if h := c.s.cfg.hooks; h != nil && h.beforeGoneClose != nil {
+			h.beforeGoneClose()
+		}
 		select {
 		case c.pending <- &pendingReply{noReply: true, closeAfter: true}:
 		case <-c.done:
@@ -458,6 +469,9 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 		b.enqueue(c)
 		c.s.fsm.View(func(v fsm.Reader) {
 			vcode, vresp := p.viewFn(v)
+			if c.goneRead(v.LastZxid()) {
+				vcode, vresp = wire.ErrSessionExpired, nil
+			}
 			c.releaseHeld(v.LastZxid())
 			encodeReply(e, p.xid, c.headerZxid(v.LastZxid()), vcode, vresp, c.s.cfg.MaxFrame)
 			b.n++
@@ -471,6 +485,9 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 	if p.future != nil || p.deferFn != nil {
 		c.deferred.Add(-1)
 	}
+	if p.future == nil && c.goneRead(p.at) {
+		code, resp = wire.ErrSessionExpired, nil
+	}
 	if p.noReply {
 		return p.closeAfter
 	}
@@ -480,6 +497,13 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 	encodeReply(e, p.xid, c.headerZxid(p.at), code, resp, c.s.cfg.MaxFrame)
 	c.replySent(p)
 	return p.closeAfter
+}
+
+// goneRead reports whether a read answered from the state at zxid comes
+// after this connection's session ended (goneAt).
+func (c *conn) goneRead(zxid int64) bool {
+	g := c.goneAt.Load()
+	return g != 0 && zxid >= g
 }
 
 // headerZxid is the zxid a reply's header carries: that of the state the

@@ -362,7 +362,7 @@ func (s *Server) onApply(r *fsm.Result) {
 		s.mu.Unlock()
 		s.watches.ForgetSession(r.Closed) // its notification counters
 		if c := s.connOf(r.Closed); c != nil {
-			c.sessionGone()
+			c.sessionGone(r.Zxid)
 		}
 	}
 }

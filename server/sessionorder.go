@@ -23,6 +23,8 @@ type testHooks struct {
 	beforeHandle   func(frame []byte)  // a reader read a request frame
 	awaitedReaders func()              // a re-attach found older readers to wait for
 	beforeBind     func(session int64) // a handshake is about to bind its session
+	// beforeGoneClose: sessionGone is about to queue the connection's close
+	beforeGoneClose func()
 }
 
 // addReader records that c reads requests of session id.
