@@ -96,10 +96,10 @@ type conn struct {
 	// goneAt is the zxid at which this connection's session expired or was
 	// closed by another connection (0: alive): a read answered from that
 	// state or a later one gets SESSIONEXPIRED (sessionGone).
-	goneAt    atomic.Int64
-	closeOnce sync.Once
-	done           chan struct{}
-	readerDone     chan struct{} // closed when serve returns (sessionorder.go)
+	goneAt     atomic.Int64
+	closeOnce  sync.Once
+	done       chan struct{}
+	readerDone chan struct{} // closed when serve returns (sessionorder.go)
 
 	stats connStats
 }
