@@ -240,12 +240,13 @@ start_paddock() {
 		wait_modes "${ports[0]}"
 		return
 	fi
-	mapfile -t ports < <(free_ports $((3 * nodes)))
-	local i lines="" clients=() force=yes
+	mapfile -t ports < <(free_ports $((4 * nodes)))
+	local i lines="" clients=() admins=() force=yes
 	[[ $sync == yes ]] || force=no
 	for ((i = 0; i < nodes; i++)); do
-		lines+="server.$((i + 1))=127.0.0.1:${ports[3 * i]}:${ports[3 * i + 1]};127.0.0.1:${ports[3 * i + 2]}"$'\n'
-		clients+=("${ports[3 * i + 2]}")
+		lines+="server.$((i + 1))=127.0.0.1:${ports[4 * i]}:${ports[4 * i + 1]};127.0.0.1:${ports[4 * i + 2]}"$'\n'
+		clients+=("${ports[4 * i + 2]}")
+		admins+=("${ports[4 * i + 3]}")
 	done
 	PD_SERVERS=""
 	for ((i = 0; i < nodes; i++)); do
@@ -259,12 +260,28 @@ clientPort=${clients[i]}
 clientPortAddress=127.0.0.1
 maxClientCnxns=0
 forceSync=$force
+admin.serverAddress=127.0.0.1
+admin.serverPort=${admins[i]}
 $lines
 EOF
 		"$PADDOCK" server --config "$d/zoo.cfg" >"$d/paddock.log" 2>&1 &
 		PD_PIDS+=($!)
 		((i == 0)) && PD_PID=$!
 		PD_SERVERS+=${PD_SERVERS:+,}127.0.0.1:${clients[i]}
+	done
+	wait_modes "${clients[@]}"
+	# ZooKeeper's election makes the highest id (node N) the leader of a
+	# fresh ensemble; Paddock's leader is whoever won. Move it to node N
+	# too, so that client i meets a leader or a follower alike on both
+	# (client 0, on node 1, always a follower).
+	if [[ $(srvr "${clients[nodes - 1]}") != *"Mode: leader"* ]]; then
+		"$PADDOCK" cluster --admin "127.0.0.1:${admins[0]}" transfer-leadership "$nodes" >>"$dir/transfer.log" 2>&1 ||
+			die "could not move Paddock's leadership to node $nodes (see $dir/transfer.log)"
+	fi
+	local deadline=$((SECONDS + 60))
+	until [[ $(srvr "${clients[nodes - 1]}") == *"Mode: leader"* ]]; do
+		((SECONDS < deadline)) || die "Paddock's node $nodes did not become leader"
+		sleep 0.2
 	done
 	wait_modes "${clients[@]}"
 }
