@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -308,7 +309,7 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 	defer conn.Close()
 	e := recipes.NewElection(conn, path, opts...)
 	printed := make(chan struct{})
-	shown := make(chan int64, leaderLinesBuffered)
+	shown := newShownLeader()
 	go printLeaders(e.Observe(ctx), stdout, printed, shown)
 	defer func() { stop(); <-printed }()
 	lease, err := e.Campaign(ctx, []byte(value))
@@ -318,18 +319,20 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 		}
 		return 0, err
 	}
-	// "elected" follows the "leader:" line naming this process.
-	for waiting := true; waiting; {
+	// "elected" follows the "leader:" line naming this process, and only
+	// that: an interrupt or a loss before it ends the wait without it.
+	for !shown.is(lease.Token()) {
 		select {
-		case tok := <-shown:
-			waiting = tok != lease.Token()
+		case <-shown.wake:
+			continue
 		case <-ctx.Done():
-			waiting = false
 		case <-lease.Lost():
-			waiting = false
 		}
+		break
 	}
-	fmt.Fprintf(stdout, "elected: %s\n", value)
+	if shown.is(lease.Token()) {
+		fmt.Fprintf(stdout, "elected: %s\n", value)
+	}
 	select {
 	case <-ctx.Done():
 		rctx, cancel := context.WithTimeout(context.Background(), recipes.DefaultCleanupTimeout)
@@ -341,19 +344,38 @@ func runElect(ctx context.Context, f *recipeFlags, path, value string, stdout, s
 	}
 }
 
-// leaderLinesBuffered bounds the leader lines runElect may not have looked
-// at yet (it waits for its own); more are printed but not passed on.
-const leaderLinesBuffered = 64
+// shownLeader is the token of the last leader line printed, and a wake-up
+// for whoever waits for a given one (a later line replaces an earlier, so
+// nothing is lost however many leaders come and go meanwhile).
+type shownLeader struct {
+	mu    sync.Mutex
+	token int64
+	wake  chan struct{} // one pending wake-up
+}
 
-// printLeaders prints each leader change and passes its token on to shown
-// (without blocking).
-func printLeaders(leaders <-chan recipes.LeaderInfo, w io.Writer, done chan<- struct{}, shown chan<- int64) {
+func newShownLeader() *shownLeader { return &shownLeader{wake: make(chan struct{}, 1)} }
+
+func (s *shownLeader) set(token int64) {
+	s.mu.Lock()
+	s.token = token
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *shownLeader) is(token int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token == token
+}
+
+// printLeaders prints each leader change and records it in shown.
+func printLeaders(leaders <-chan recipes.LeaderInfo, w io.Writer, done chan<- struct{}, shown *shownLeader) {
 	defer close(done)
 	for l := range leaders {
 		fmt.Fprintf(w, "leader: %s (token %d)\n", l.Value, l.Token)
-		select {
-		case shown <- l.Token:
-		default:
-		}
+		shown.set(l.Token)
 	}
 }
