@@ -46,7 +46,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 		_, ok, ch, err := b.conn.ExistsW(ctx, b.path)
 		switch {
 		case err != nil:
-			if !isRetryable(err) || !pause(ctx, retryPause) {
+			if !retryAfter(ctx, &err) {
 				return err
 			}
 			continue
@@ -138,7 +138,7 @@ func (b *DoubleBarrier) join(ctx context.Context) error {
 			b.node = node
 			return nil
 		}
-		if !isRetryable(err) || !pause(ctx, retryPause) {
+		if !retryAfter(ctx, &err) {
 			return err
 		}
 	}

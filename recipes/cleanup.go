@@ -52,7 +52,7 @@ func ensurePath(ctx context.Context, conn *client.Conn, p string, mode client.Cr
 			if err := ensurePath(ctx, conn, parentPath(p), mode, acl); err != nil {
 				return err
 			}
-		case !isRetryable(err) || !pause(ctx, retryPause):
+		case !retryAfter(ctx, &err):
 			return err
 		}
 	}

@@ -217,3 +217,18 @@ func isTerminal(err error) bool {
 func isRetryable(err error) bool {
 	return errors.Is(err, client.ErrConnectionLoss) || errors.Is(err, client.ErrOperationTimeout)
 }
+
+// retryAfter reports whether to try again after err: it is retryable and
+// the pause before the retry ran to its end. When the context ends during
+// that pause, *err becomes the context's error: a call whose context ended
+// returns that, not the connection loss it was about to retry.
+func retryAfter(ctx context.Context, err *error) bool {
+	if !isRetryable(*err) {
+		return false
+	}
+	if !pause(ctx, retryPause) {
+		*err = ctx.Err()
+		return false
+	}
+	return true
+}

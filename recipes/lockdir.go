@@ -136,7 +136,7 @@ func (d *lockDir) create(ctx context.Context, r role, data []byte) (node, sweep 
 func (d *lockDir) findSure(ctx context.Context, prefix string) (string, error) {
 	for {
 		p, err := d.find(ctx, prefix)
-		if !isRetryable(err) || !pause(ctx, retryPause) {
+		if !retryAfter(ctx, &err) {
 			return p, err
 		}
 	}
@@ -231,7 +231,7 @@ func (d *lockDir) children(ctx context.Context, herd bool) ([]string, <-chan cli
 		if errors.Is(err, client.ErrNoNode) {
 			return nil, nil, errNodeGone
 		}
-		if !isRetryable(err) || !pause(ctx, retryPause) {
+		if !retryAfter(ctx, &err) {
 			return kids, ch, err
 		}
 	}
@@ -248,7 +248,7 @@ func (d *lockDir) watchNode(ctx context.Context, p string) (<-chan client.Event,
 			return ch, nil
 		case errors.Is(err, client.ErrNoNode):
 			return nil, nil
-		case !isRetryable(err) || !pause(ctx, retryPause):
+		case !retryAfter(ctx, &err):
 			return nil, err
 		}
 	}
@@ -283,7 +283,7 @@ func (d *lockDir) hold(ctx context.Context, node string, token int64) (*Lease, e
 			return newLease(d.conn, node, st.Czxid, token, guard, ch), nil
 		case errors.Is(err, client.ErrNoNode):
 			return nil, errNodeGone
-		case !isRetryable(err) || !pause(ctx, retryPause):
+		case !retryAfter(ctx, &err):
 			return nil, err
 		}
 	}

@@ -61,7 +61,7 @@ func (r *Registry) Register(ctx context.Context, service, id string, data []byte
 		case err == nil:
 			return r.hold(ctx, &d, node)
 		}
-		if err != nil && (!isRetryable(err) || !pause(ctx, retryPause)) {
+		if err != nil && (!retryAfter(ctx, &err)) {
 			return nil, err
 		}
 	}

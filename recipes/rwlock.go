@@ -117,7 +117,7 @@ func (rw *RWMutex) downgrade(ctx context.Context) (*Lease, error) {
 		if err == nil || errors.Is(err, client.ErrNodeExists) { // exists: our lost reply
 			break
 		}
-		if !isRetryable(err) || !pause(ctx, retryPause) {
+		if !retryAfter(ctx, &err) {
 			rw.d.deleteNode(ctx, node)
 			return nil, err
 		}

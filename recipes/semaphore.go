@@ -147,7 +147,7 @@ func (s *Semaphore) checkMax(ctx context.Context) error {
 			return nil
 		}
 		if err != nil && !errors.Is(err, client.ErrNodeExists) && !errors.Is(err, client.ErrBadVersion) &&
-			(!isRetryable(err) || !pause(ctx, retryPause)) {
+			(!retryAfter(ctx, &err)) {
 			return err
 		}
 	}

@@ -102,7 +102,7 @@ func (s *slot) recover(ctx context.Context, id []byte) (*Lease, error) {
 			return s.hold(ctx, st.Version)
 		case err == nil:
 			return nil, errNotOurs
-		case !isRetryable(err) || !pause(ctx, retryPause):
+		case !retryAfter(ctx, &err):
 			return nil, err
 		}
 	}
@@ -128,7 +128,7 @@ func (s *slot) hold(ctx context.Context, version int32) (*Lease, error) {
 			guard := []client.Op{client.CheckOp(s.node, -1), client.CheckOp(s.dir, version)}
 			return newLease(s.conn, s.node, st.Czxid, st.Czxid, guard, ch), nil
 		}
-		if !isRetryable(err) || !pause(ctx, retryPause) {
+		if !retryAfter(ctx, &err) {
 			return nil, err
 		}
 	}
