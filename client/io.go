@@ -257,7 +257,7 @@ func (c *Conn) handleReply(cs *connState, frame []byte) error {
 	case wire.XidPing:
 		return nil
 	case wire.XidNotification:
-		return c.handleNotification(d, h)
+		return c.handleNotification(d)
 	case wire.XidAuth:
 		c.handleAuthReply(cs, h)
 		return nil
@@ -286,14 +286,16 @@ func (c *Conn) handleReply(cs *connState, frame []byte) error {
 	return nil
 }
 
-func (c *Conn) handleNotification(d *wire.Decoder, h wire.ReplyHeader) error {
+func (c *Conn) handleNotification(d *wire.Decoder) error {
 	var ev wire.WatcherEvent
 	if err := d.Record(&ev); err != nil {
 		return err
 	}
-	if h.Zxid > 0 {
-		c.updateZxid(h.Zxid)
-	}
+	// The header's zxid is not "seen" (lastZxid): one transaction fires
+	// several watches with one zxid, and a connection lost between two of
+	// its notifications must restore the watches relative to an earlier
+	// zxid, or the server would not fire the one whose event was lost. As
+	// the Java client's ClientCnxn, only replies advance lastZxid.
 	c.watches.dispatch(ev)
 	return nil
 }
