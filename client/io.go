@@ -231,7 +231,7 @@ func (c *Conn) readLoop(cs *connState) {
 			cs.fail(err)
 			return
 		}
-		frame, err := wire.ReadFrame(br, buf, c.opts.maxFrame)
+		frame, err := wire.ReadFrame(br, buf, c.opts.maxReplyFrame)
 		if err != nil {
 			cs.fail(err)
 			return

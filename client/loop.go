@@ -203,7 +203,7 @@ func (c *Conn) handshake(nc net.Conn, addr string) (time.Duration, bool, error) 
 	if _, err := nc.Write(e.Bytes()); err != nil {
 		return 0, false, err
 	}
-	frame, err := wire.ReadFrame(nc, nil, c.opts.maxFrame)
+	frame, err := wire.ReadFrame(nc, nil, c.opts.maxReplyFrame)
 	if err != nil {
 		return 0, false, fmt.Errorf("reading connect response: %w", err)
 	}
@@ -247,7 +247,7 @@ func (c *Conn) sendAuths(nc net.Conn, auths []authInfo) error {
 		return err
 	}
 	for n := 0; n < len(auths); {
-		frame, err := wire.ReadFrame(nc, nil, c.opts.maxFrame)
+		frame, err := wire.ReadFrame(nc, nil, c.opts.maxReplyFrame)
 		if err != nil {
 			return fmt.Errorf("reading auth reply: %w", err)
 		}

@@ -20,6 +20,12 @@ const (
 	// reconnect rounds once every server has been tried.
 	DefaultBackoffMin = 100 * time.Millisecond
 	DefaultBackoffMax = 2 * time.Second
+	// DefaultMaxReplyFrame bounds the frames the client reads, as the Java
+	// client's CLIENT_MAX_PACKET_LENGTH_DEFAULT (4 MiB): a reply may exceed
+	// the server's jute.maxbuffer for requests (the getData of a node
+	// written at the limit, a long getChildren list), so the limit on
+	// requests (WithMaxFrame) cannot also be the limit on replies.
+	DefaultMaxReplyFrame = 4 << 20
 	// EventBufferSize is the capacity of the Events channel. When it is
 	// full the oldest event is dropped.
 	EventBufferSize = 64
@@ -50,6 +56,7 @@ type options struct {
 	auths              []authInfo
 	chroot             string
 	maxFrame           int
+	maxReplyFrame      int
 	backoffMin         time.Duration
 	backoffMax         time.Duration
 	shuffle            bool
@@ -65,6 +72,7 @@ func defaultOptions() options {
 		dialer:         d.DialContext,
 		logger:         slog.New(slog.DiscardHandler),
 		maxFrame:       wire.DefaultMaxFrame,
+		maxReplyFrame:  DefaultMaxReplyFrame,
 		backoffMin:     DefaultBackoffMin,
 		backoffMax:     DefaultBackoffMax,
 		shuffle:        true,
@@ -135,13 +143,25 @@ func WithChroot(root string) Option {
 	return func(o *options) { o.chroot = root }
 }
 
-// WithMaxFrame bounds the frames read and written (default
-// wire.DefaultMaxFrame, ZooKeeper's jute.maxbuffer). A larger reply
-// breaks the connection; a larger request fails with ErrBadArguments.
+// WithMaxFrame bounds the requests written (default wire.DefaultMaxFrame,
+// ZooKeeper's jute.maxbuffer): a larger request fails with
+// ErrBadArguments. Replies are bounded by WithMaxReplyFrame, which it
+// raises to n if n is larger.
 func WithMaxFrame(n int) Option {
 	return func(o *options) {
 		if n > 0 {
 			o.maxFrame = n
+			o.maxReplyFrame = max(o.maxReplyFrame, n)
+		}
+	}
+}
+
+// WithMaxReplyFrame bounds the frames read (default DefaultMaxReplyFrame):
+// a larger reply breaks the connection.
+func WithMaxReplyFrame(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxReplyFrame = n
 		}
 	}
 }
