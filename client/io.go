@@ -108,8 +108,8 @@ func (c *Conn) serve(nc net.Conn, addr string, timeout time.Duration) error {
 	cs.fail(c.writeLoop(cs))
 	<-cs.readerDone
 	var code error = ErrConnectionLoss
-	if c.isClosing() {
-		code = ErrClosed
+	if c.isClosing() || c.closeRequested.Load() {
+		code = ErrClosed // Close sent closeSession: the server answers nothing after it
 	}
 	for _, r := range cs.drain() {
 		r.complete(0, code)
