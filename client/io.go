@@ -107,14 +107,21 @@ func (c *Conn) serve(nc net.Conn, addr string, timeout time.Duration) error {
 	go c.readLoop(cs)
 	cs.fail(c.writeLoop(cs))
 	<-cs.readerDone
-	var code error = ErrConnectionLoss
-	if c.isClosing() || c.closeRequested.Load() {
-		code = ErrClosed // Close sent closeSession: the server answers nothing after it
-	}
+	code := c.lossErr()
 	for _, r := range cs.drain() {
 		r.complete(0, code)
 	}
 	return cs.cause()
+}
+
+// lossErr is the error of requests a lost connection leaves unanswered:
+// ErrConnectionLoss, or ErrClosed once Close has sent closeSession (the
+// server answers nothing after it, and closes the connection).
+func (c *Conn) lossErr() error {
+	if c.isClosing() || c.closeRequested.Load() {
+		return ErrClosed
+	}
+	return ErrConnectionLoss
 }
 
 // writeLoop restores the watches, then writes queued requests (gathering
@@ -183,8 +190,9 @@ func (c *Conn) writeBatch(cs *connState, batch []*request, buf []byte) error {
 		return nil
 	}
 	if !cs.enqueue(batch) {
+		code := c.lossErr()
 		for _, r := range batch {
-			r.complete(0, ErrConnectionLoss)
+			r.complete(0, code)
 		}
 		return cs.cause()
 	}
