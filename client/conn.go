@@ -50,7 +50,7 @@ type Conn struct {
 	termErr error
 
 	lastZxid atomic.Int64
-	// lastHeard is when a server last sent something (unix ns; 0 before
+	// lastHeard is when a server last sent something (monoNow; 0 before
 	// the first session): the start of a local expiry (expiredLocally).
 	lastHeard atomic.Int64
 	// xid is only touched by the writer goroutine.
@@ -344,3 +344,10 @@ func wake(ch chan struct{}) {
 
 // errProtocol marks a reply that breaks the protocol.
 var errProtocol = errors.New("zk: protocol error")
+
+// monoBase anchors monoNow.
+var monoBase = time.Now()
+
+// monoNow is the time since monoBase on the monotonic clock, in ns (at
+// least 1): a step of the wall clock cannot make a session look older.
+func monoNow() int64 { return max(1, int64(time.Since(monoBase))) }

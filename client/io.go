@@ -234,7 +234,7 @@ func (c *Conn) readLoop(cs *connState) {
 	var buf []byte
 	for {
 		now := time.Now() // just after the handshake, or the last frame
-		c.lastHeard.Store(now.UnixNano())
+		c.lastHeard.Store(monoNow())
 		if err := cs.nc.SetReadDeadline(now.Add(cs.readTimeout)); err != nil {
 			cs.fail(err)
 			return

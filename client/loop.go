@@ -112,7 +112,7 @@ func (c *Conn) expiredLocally() bool {
 	timeout := c.timeout
 	c.mu.Unlock()
 	last := c.lastHeard.Load()
-	return live && last != 0 && time.Since(time.Unix(0, last)) >= localExpiry(timeout)
+	return live && last != 0 && time.Duration(monoNow()-last) >= localExpiry(timeout)
 }
 
 // localExpiry is how long a session may go without hearing from any
