@@ -50,6 +50,9 @@ type Conn struct {
 	termErr error
 
 	lastZxid atomic.Int64
+	// preferred (under mu) is the next server to connect to, when a
+	// read-only connection's probe found a read-write one (rwprobe.go).
+	preferred string
 	// lastHeard is when a server last sent something (monoNow; 0 before
 	// the first session): the start of a local expiry (expiredLocally).
 	lastHeard atomic.Int64

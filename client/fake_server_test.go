@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"sync"
@@ -32,7 +34,9 @@ type fakeServer struct {
 	swallowPings bool
 	// readOnly answers as a read-only server: a new session is local to
 	// it (not in sessions), so a read-write server later expires it.
-	readOnly   bool
+	readOnly bool
+	// isroAsked counts the "isro" four-letter words received.
+	isroAsked  int
 	nodes      map[string][]byte
 	seq        int
 	zxid       int64
@@ -141,7 +145,25 @@ func (s *fakeServer) numConns() int {
 }
 
 func (s *fakeServer) serve(fc *fakeConn) {
-	frame, err := wire.ReadFrame(fc.nc, nil, 0)
+	var first [4]byte
+	if _, err := io.ReadFull(fc.nc, first[:]); err != nil {
+		return
+	}
+	if string(first[:]) == "isro" {
+		s.mu.Lock()
+		drop, ro := s.dropConnect, s.readOnly
+		s.isroAsked++
+		s.mu.Unlock()
+		switch {
+		case drop:
+		case ro:
+			_, _ = fc.nc.Write([]byte("ro"))
+		default:
+			_, _ = fc.nc.Write([]byte("rw"))
+		}
+		return
+	}
+	frame, err := wire.ReadFrame(io.MultiReader(bytes.NewReader(first[:]), fc.nc), nil, 0)
 	if err != nil {
 		return
 	}

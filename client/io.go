@@ -95,7 +95,7 @@ func (cs *connState) drain() []*request {
 // runs in its own goroutine; the writer in the caller's. Every request
 // still pending when the connection ends fails with ErrConnectionLoss
 // (ErrClosed when closing).
-func (c *Conn) serve(nc net.Conn, addr string, timeout time.Duration) error {
+func (c *Conn) serve(nc net.Conn, addr string, timeout time.Duration, readOnly bool) error {
 	cs := &connState{
 		nc:          nc,
 		addr:        addr,
@@ -105,6 +105,9 @@ func (c *Conn) serve(nc net.Conn, addr string, timeout time.Duration) error {
 		readerDone:  make(chan struct{}),
 	}
 	go c.readLoop(cs)
+	if readOnly && len(c.hosts) > 1 {
+		go c.seekReadWrite(cs) // rwprobe.go
+	}
 	cs.fail(c.writeLoop(cs))
 	<-cs.readerDone
 	code := c.lossErr()

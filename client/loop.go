@@ -29,8 +29,11 @@ func (c *Conn) run() {
 		if failures >= len(c.hosts) && !c.sleepBackoff(failures-len(c.hosts)) {
 			return
 		}
-		addr := c.hosts[next]
-		next = (next + 1) % len(c.hosts)
+		addr := c.takePreferred() // a read-write server a probe found
+		if addr == "" {
+			addr = c.hosts[next]
+			next = (next + 1) % len(c.hosts)
+		}
 		nc, timeout, readOnly, err := c.connect(addr)
 		switch {
 		case errors.Is(err, errHandshakeExpired):
@@ -72,7 +75,7 @@ func (c *Conn) run() {
 		c.emit(st, addr, nil)
 		c.watches.stateChanged(st, nil)
 		c.establishedOnce.Do(func() { close(c.established) })
-		err = c.serve(nc, addr, timeout)
+		err = c.serve(nc, addr, timeout, readOnly)
 		lostAt = time.Now()
 		if c.closeRequested.Load() {
 			<-c.closing
