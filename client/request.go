@@ -31,6 +31,9 @@ type request struct {
 	err      error
 	zxid     int64
 	canceled atomic.Bool
+	// registered (under the watch registry's lock) is set once the reply
+	// armed the request's watch; cancel then leaves the request be.
+	registered bool
 }
 
 // newRequest encodes op and body into a frame. body may be nil.
@@ -138,7 +141,12 @@ func (c *Conn) wait(ctx context.Context, r *request) error {
 	case <-r.done:
 		return r.err
 	case <-ctx.Done():
-		r.canceled.Store(true)
+		if c.watches.cancel(r) {
+			// Its reply came and armed a watch: report that answer, or
+			// the caller would never see the watch it now holds.
+			<-r.done
+			return r.err
+		}
 		return ctx.Err()
 	case <-c.loopDone:
 		select {

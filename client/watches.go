@@ -54,7 +54,20 @@ func (r *watchRegistry) addOneShot(kind watchKind, path string, ch chan Event, r
 	if req.canceled.Load() {
 		return
 	}
+	req.registered = true
 	r.oneShot[kind][path] = append(r.oneShot[kind][path], ch)
+}
+
+// cancel marks req given up by its caller, unless its watch is registered
+// already (its reply is in): it reports whether it was.
+func (r *watchRegistry) cancel(req *request) (registered bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if req.registered {
+		return true
+	}
+	req.canceled.Store(true)
+	return false
 }
 
 func (r *watchRegistry) addPersistent(w *PersistentWatch, req *request) {
@@ -63,6 +76,7 @@ func (r *watchRegistry) addPersistent(w *PersistentWatch, req *request) {
 	if req.canceled.Load() {
 		return
 	}
+	req.registered = true
 	m := r.table(w.recursive)
 	m[w.path] = append(m[w.path], w)
 }
