@@ -85,7 +85,10 @@ it to the resources it writes, so that they can refuse a stale holder.
 If the session is lost while the command runs (it expired during a network
 partition, or the lock node was deleted), the lock may already belong to
 someone else: paddock lock prints a message, sends SIGTERM to the command
-(SIGKILL 10s later) and exits with the command's status. SIGINT, SIGTERM and
+(SIGKILL 10s later) and exits with the command's status. Cut off from every
+server, it learns of the loss 4/3 of the session timeout after it last heard
+from one, while the servers may have expired the session (and handed the
+lock on) after one timeout: this is why the fencing token matters. SIGINT, SIGTERM and
 SIGHUP are passed on to the command. Unless stdin is a terminal, the command
 runs in its own process group and the signals go to the whole group, so
 what it started stops too; with a terminal it stays in the terminal's
