@@ -79,6 +79,13 @@ func SeedDataDir(dir string, state *fsm.FSM, peers []Peer) error {
 	if err := checkSeedDir(dir); err != nil {
 		return err
 	}
+	// Until the snapshot is complete, the dir is marked as a seed in
+	// progress; then as seeded, until a server starts from it
+	// (datadirmarks.go).
+	incomplete := filepath.Join(dir, seedIncompleteFile)
+	if err := writeFileAtomic(incomplete, []byte("a restore or import in progress\n")); err != nil {
+		return fmt.Errorf("seed %s: %w", dir, err)
+	}
 	store, err := raft.NewFileSnapshotStore(dir, 2, io.Discard)
 	if err != nil {
 		return fmt.Errorf("seed %s: %w", dir, err)
@@ -94,6 +101,12 @@ func SeedDataDir(dir string, state *fsm.FSM, peers []Peer) error {
 		return fmt.Errorf("seed %s: %w", dir, err)
 	}
 	if err := sink.Close(); err != nil {
+		return fmt.Errorf("seed %s: %w", dir, err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, seedFile), []byte("seeded by a restore or import; no server has started from it yet\n")); err != nil {
+		return fmt.Errorf("seed %s: %w", dir, err)
+	}
+	if err := os.Remove(incomplete); err != nil {
 		return fmt.Errorf("seed %s: %w", dir, err)
 	}
 	return nil
@@ -140,6 +153,16 @@ func checkSeedDir(dir string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if fileExists(filepath.Join(dir, seedIncompleteFile)) {
+		// An interrupted seed: start over.
+		if err := os.RemoveAll(filepath.Join(dir, snapshotsDir)); err != nil {
+			return err
+		}
+		if err := os.Remove(filepath.Join(dir, seedIncompleteFile)); err != nil {
+			return err
+		}
+		return checkSeedDir(dir)
 	}
 	for _, e := range entries {
 		if name := e.Name(); name != "myid" && name != "zoo.cfg" {

@@ -65,6 +65,9 @@ func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, erro
 	if err := checkLogDir(cfg); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkDataDirMarks(cfg); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := os.MkdirAll(cfg.logDir(), 0o750); err != nil {
 		return nil, nil, nil, err
 	}

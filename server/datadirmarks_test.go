@@ -1,0 +1,94 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// durableConfig is a data dir (and log dir, if logs is not empty) config.
+func durableConfig(data, logs string) Config {
+	cfg := DefaultConfig()
+	cfg.Port, cfg.NoSync = 0, true
+	cfg.DataDir, cfg.LogDir = data, logs
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return cfg
+}
+
+// createNodes starts a server from cfg, creates paths, and stops it.
+func createNodes(t *testing.T, cfg Config, paths ...string) *fsm.FSM {
+	t.Helper()
+	s, err := New(cfg)
+	require.NoError(t, err)
+	for _, p := range paths {
+		res, err := s.apply(&fsm.Command{Type: fsm.CmdOps, Ops: []fsm.Op{{Type: wire.OpCreate, Path: p, ACL: wire.OpenACLUnsafe}}})
+		require.NoError(t, err)
+		require.Equal(t, wire.OK, res.Err)
+	}
+	require.NoError(t, s.Close())
+	return s.FSM()
+}
+
+// Dropping dataLogDir from a configuration is refused: the server used to
+// start from the data dir alone, an empty tree, every write gone from view.
+func TestDataDirRefusesALogDirDropped(t *testing.T) {
+	data, logs := t.TempDir(), t.TempDir()
+	createNodes(t, durableConfig(data, logs), "/k1", "/k2")
+	_, err := New(durableConfig(data, ""))
+	require.ErrorContains(t, err, "but this configuration puts it in")
+	_, err = New(durableConfig(data, t.TempDir()))
+	require.ErrorContains(t, err, "but this configuration puts it in", "nor another, empty, log dir")
+	s, err := New(durableConfig(data, logs))
+	require.NoError(t, err)
+	defer s.Close()
+	_, _, err = s.FSM().Get("/k2")
+	require.NoError(t, err)
+}
+
+// A restore whose log dir still holds the old log is refused: the log used
+// to be replayed over the restored snapshot, bringing back the writes made
+// after the backup. With an empty log dir the restored state is served.
+func TestSeededDataDirRefusesAnOldLog(t *testing.T) {
+	data, logs := t.TempDir(), t.TempDir()
+	backup := createNodes(t, durableConfig(data, logs), "/before")
+	createNodes(t, durableConfig(data, logs), "/after")
+
+	restored := filepath.Join(t.TempDir(), "d2")
+	require.NoError(t, SeedDataDir(restored, backup, nil))
+	_, err := New(durableConfig(restored, logs))
+	require.ErrorContains(t, err, "would be replayed over the seeded state")
+
+	s, err := New(durableConfig(restored, t.TempDir()))
+	require.NoError(t, err)
+	defer s.Close()
+	_, _, err = s.FSM().Get("/before")
+	require.NoError(t, err)
+	_, _, err = s.FSM().Get("/after")
+	require.ErrorIs(t, err, wire.ErrNoNode)
+	require.NoFileExists(t, filepath.Join(restored, seedFile), "the first start clears the seed mark")
+}
+
+// A restore interrupted before its snapshot was complete leaves a dir the
+// server refuses (it used to start from it with an empty tree), and that a
+// new restore starts over in (it used to refuse it as not empty).
+func TestInterruptedSeed(t *testing.T) {
+	state := createNodes(t, durableConfig(t.TempDir(), ""), "/n")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, seedIncompleteFile), nil, 0o640))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, snapshotsDir, "1-5-123.tmp"), 0o750))
+	_, err := New(durableConfig(dir, ""))
+	require.ErrorContains(t, err, "interrupted restore")
+
+	require.NoError(t, SeedDataDir(dir, state, nil))
+	s, err := New(durableConfig(dir, ""))
+	require.NoError(t, err)
+	defer s.Close()
+	_, _, err = s.FSM().Get("/n")
+	require.NoError(t, err)
+}
