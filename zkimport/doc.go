@@ -8,8 +8,9 @@
 // snapshot's overlapping transactions fail harmlessly, a failed multi
 // changes nothing, closeSession deletes the session's ephemerals. A log
 // file ends at its zero padding or at a partially written entry; a bad
-// checksum or impossible length ends the log if it is in the last file and
-// is an error otherwise. The result is a Paddock fsm state; seed a new data
+// checksum or impossible length is an error, as ZooKeeper refuses to load
+// such a log, unless it is in the last file and Options.AcceptCorruptTail
+// ends the log there. The result is a Paddock fsm state; seed a new data
 // dir with it with server.SeedDataDir (the `paddock import-zk` command does
 // both). ZooKeeper must be stopped, or its files copied, first.
 //

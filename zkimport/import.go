@@ -35,6 +35,12 @@ type Options struct {
 	// Now is the clock used to start the session-id counter; nil means
 	// time.Now.
 	Now func() time.Time
+	// AcceptCorruptTail imports the transactions before an entry with a bad
+	// checksum or an impossible length in the last log file, with a
+	// warning. By default that is an error, as ZooKeeper refuses to load
+	// such a log (a torn, zero-filled or truncated tail is not corruption:
+	// both end the log there).
+	AcceptCorruptTail bool
 }
 
 // Report says what Import read and did.
@@ -79,7 +85,7 @@ func Import(opts Options) (*fsm.FSM, *Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := replayLogs(t, logDir, maxField, rep); err != nil {
+	if err := replayLogs(t, logDir, maxField, opts.AcceptCorruptTail, rep); err != nil {
 		return nil, nil, err
 	}
 	rep.ZooKeeperZxid = t.lastZxid
@@ -209,7 +215,7 @@ func checkSnapshotTail(fh *os.File) error {
 // replayLogs applies the transactions after the snapshot: from the log
 // file that starts at or before the snapshot's zxid and every later one
 // (FileTxnLog.getLogFiles), skipping entries up to the snapshot's zxid.
-func replayLogs(t *tree, dir string, maxField int, rep *Report) error {
+func replayLogs(t *tree, dir string, maxField int, accept bool, rep *Report) error {
 	files, err := listFiles(dir, "log")
 	if err != nil {
 		return fmt.Errorf("zkimport: transaction logs: %w", err)
@@ -262,7 +268,11 @@ func replayLogs(t *tree, dir string, maxField int, rep *Report) error {
 			if i < len(files)-1 {
 				return fmt.Errorf("zkimport: %s: %s at offset %d, and later log files follow: the log is corrupt", f.path, tail.end, tail.offset)
 			}
-			t.warnf("%s: %s at offset %d: treated as the end of the log", f.path, tail.end, tail.offset)
+			if !accept {
+				return fmt.Errorf("zkimport: %s: %s at offset %d: ZooKeeper refuses to load this log too "+
+					"(paddock import-zk --accept-corrupt-tail imports the transactions before it)", f.path, tail.end, tail.offset)
+			}
+			t.warnf("%s: %s at offset %d: treated as the end of the log (--accept-corrupt-tail)", f.path, tail.end, tail.offset)
 		}
 	}
 	return nil

@@ -452,16 +452,25 @@ func TestImportLogTails(t *testing.T) {
 	good := logBytes(txCreate(0, e1|6, opCreate2, "/x", "", false, 4))
 	bad := bytes.Clone(good)
 	bad[16+8+4+30] ^= 1 // inside the first entry's record
-	// A bad checksum in the last log file ends the log ...
+	// A bad checksum in the last log file is refused, as ZooKeeper refuses
+	// to load it ...
 	dir := zkDir(t, map[string][]byte{"snapshot.100000005": snap, "log.100000006": bad})
-	_, rep, err := Import(fixedOptions(dir))
+	_, _, err := Import(fixedOptions(dir))
+	require.ErrorContains(t, err, "bad checksum")
+	require.ErrorContains(t, err, "--accept-corrupt-tail")
+	// ... unless asked to end the log there ...
+	opts := fixedOptions(dir)
+	opts.AcceptCorruptTail = true
+	_, rep, err := Import(opts)
 	require.NoError(t, err)
 	require.Equal(t, 0, rep.Txns)
 	require.Contains(t, strings.Join(rep.Warnings, "\n"), "bad checksum")
-	// ... but is corruption when later log files follow.
+	// ... and is corruption whatever is asked when later log files follow.
 	dir = zkDir(t, map[string][]byte{"snapshot.100000005": snap, "log.100000006": bad,
 		"log.100000007": logBytes(txDelete(e1|7, "/x"))})
-	_, _, err = Import(fixedOptions(dir))
+	opts = fixedOptions(dir)
+	opts.AcceptCorruptTail = true
+	_, _, err = Import(opts)
 	require.ErrorContains(t, err, "later log files follow")
 
 	// Missing transactions are reported.

@@ -294,6 +294,7 @@ func printInspection(w io.Writer, o *inspectOutput) error {
 func newImportZKCmd() *cobra.Command {
 	var sf seedFlags
 	var from, logDir string
+	var acceptCorruptTail bool
 	cmd := &cobra.Command{
 		Use:   "import-zk --from DIR --data-dir D [--log-dir DIR] [--id N --peer ID=HOST:PORT ...]",
 		Short: "Migrate a stopped Apache ZooKeeper's data dir into a new Paddock data dir",
@@ -311,7 +312,7 @@ differently from ZooKeeper is listed as a warning.`,
 			if from == "" {
 				return errors.New("--from is required")
 			}
-			f, rep, err := zkimport.Import(zkimport.Options{Dir: from, LogDir: logDir})
+			f, rep, err := zkimport.Import(zkimport.Options{Dir: from, LogDir: logDir, AcceptCorruptTail: acceptCorruptTail})
 			if err != nil {
 				return err
 			}
@@ -335,6 +336,8 @@ differently from ZooKeeper is listed as a warning.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "ZooKeeper's dataDir (the directory holding version-2/)")
 	cmd.Flags().StringVar(&logDir, "log-dir", "", "ZooKeeper's dataLogDir, if it differs from --from")
+	cmd.Flags().BoolVar(&acceptCorruptTail, "accept-corrupt-tail", false,
+		"import the transactions before a bad checksum or length in the last log file (ZooKeeper refuses such a log)")
 	sf.register(cmd)
 	return cmd
 }
