@@ -218,7 +218,8 @@ func (r *watchRegistry) terminate(st State, err error) {
 }
 
 // stateChanged tells persistent watches about a connection state change
-// (EventNone with State Disconnected, then Connected once re-registered).
+// (EventNone with State Disconnected, then Connected on a new connection,
+// whose SetWatches goes out before any later request).
 func (r *watchRegistry) stateChanged(st State, err error) {
 	r.mu.Lock()
 	var ws []*PersistentWatch
@@ -287,8 +288,9 @@ func newPersistentWatch(c *Conn, path, clientPath string, recursive bool) *Persi
 
 // Events returns the watch's events. Besides the znode events it carries
 // EventNone events: State Disconnected when the connection breaks and
-// Connected when the watch has been re-registered (events that happened
-// in between are not replayed: re-read what you cache). The last event is
+// Connected when a new connection is up (the watch's re-registration goes
+// out on it before any request made after this event; events that
+// happened in between are not replayed: re-read what you cache). The last event is
 // EventPersistentWatchRemoved (after Remove) or EventNone with Err set
 // (session expired, Conn closed); the channel is then closed. A goroutine
 // feeds the channel from an unbounded queue: read the channel until it is
