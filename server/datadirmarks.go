@@ -12,12 +12,14 @@ import (
 // starts from a snapshot and a Raft log that do not belong together, nor
 // from nothing when its log is elsewhere:
 //
-//   - logLocationFile records, at the first start, the absolute path of
-//     the dir holding the Raft log (the data dir itself unless dataLogDir
-//     or --log-dir moved it). A later start whose configuration puts the
-//     log elsewhere is refused: without it the server would start from an
-//     empty log (dataLogDir removed: an empty tree, every acknowledged
-//     write gone from view) or from another data dir's log.
+//   - logLocationFile records, at the first start, where the Raft log is:
+//     "." for the data dir itself (so the data dir may move), or the log
+//     dir's absolute path (dataLogDir, --log-dir). A later start whose
+//     configuration puts the log elsewhere is refused, unless the log was
+//     moved there (the new place holds a log, the recorded one not):
+//     without it the server would start from an empty log (dataLogDir
+//     removed: an empty tree, every acknowledged write gone from view) or
+//     from another data dir's log.
 //   - seedFile marks a data dir that restore or import-zk seeded and that
 //     no server has started from yet. That start is refused if the log
 //     location already holds a log: it would be replayed over the seeded
@@ -42,28 +44,36 @@ func checkDataDirMarks(c *Config) error {
 		return fmt.Errorf("data dir %s holds an interrupted restore or import (%s): run it again into an empty dir, or into this one",
 			c.DataDir, seedIncompleteFile)
 	}
-	logLoc, err := filepath.Abs(c.logDir())
+	logLoc, err := logLocation(c)
 	if err != nil {
 		return err
 	}
 	mark := filepath.Join(c.DataDir, logLocationFile)
 	recorded, err := os.ReadFile(mark)
+	record := errors.Is(err, os.ErrNotExist)
 	switch {
 	case err == nil:
-		if was := strings.TrimSpace(string(recorded)); was != logLoc {
-			return fmt.Errorf("the Raft log of data dir %s is in %s (%s), but this configuration puts it in %s: "+
-				"set dataLogDir (--log-dir) to %s, or, with the log moved there, write the new path into %s",
-				c.DataDir, was, mark, logLoc, was, mark)
+		was := strings.TrimSpace(string(recorded))
+		if was == logLoc {
+			break
 		}
-	case !errors.Is(err, os.ErrNotExist):
+		// The log was moved where the configuration now says (as the
+		// error below tells), or the configuration lost it.
+		if !holdsLog(resolveLogLocation(c, logLoc)) || holdsLog(resolveLogLocation(c, was)) {
+			return fmt.Errorf("the Raft log of data dir %s is in %s (recorded in %s), but this configuration puts it in %s: "+
+				"set dataLogDir (--log-dir) back, or move the log there with the server stopped",
+				c.DataDir, resolveLogLocation(c, was), mark, resolveLogLocation(c, logLoc))
+		}
+		record = true
+	case !record:
 		return err
 	}
 	seeded := filepath.Join(c.DataDir, seedFile)
-	if fileExists(seeded) && holdsLog(logLoc) {
+	if fileExists(seeded) && holdsLog(c.logDir()) {
 		return fmt.Errorf("data dir %s was seeded by restore or import-zk, but %s already holds a Raft log, "+
-			"which would be replayed over the seeded state: point dataLogDir (--log-dir) at an empty dir", c.DataDir, logLoc)
+			"which would be replayed over the seeded state: point dataLogDir (--log-dir) at an empty dir", c.DataDir, c.logDir())
 	}
-	if err != nil { // no mark yet: record where the log is
+	if record { // no mark yet, or the log moved: record where it is
 		if err := os.MkdirAll(c.DataDir, 0o750); err != nil {
 			return err
 		}
@@ -75,6 +85,28 @@ func checkDataDirMarks(c *Config) error {
 		return err
 	}
 	return nil
+}
+
+// inDataDir is how logLocationFile records a log kept in the data dir
+// itself: relatively, so that a data dir moved or mounted elsewhere keeps
+// matching.
+const inDataDir = "."
+
+// logLocation is how logLocationFile records c's log location: inDataDir,
+// or the log dir's absolute path.
+func logLocation(c *Config) (string, error) {
+	if !c.separateLogDir() {
+		return inDataDir, nil
+	}
+	return filepath.Abs(c.LogDir)
+}
+
+// resolveLogLocation is the dir a recorded location names.
+func resolveLogLocation(c *Config, loc string) string {
+	if loc == inDataDir {
+		return c.DataDir
+	}
+	return loc
 }
 
 // holdsLog reports whether dir holds a Raft log.

@@ -92,3 +92,25 @@ func TestInterruptedSeed(t *testing.T) {
 	_, _, err = s.FSM().Get("/n")
 	require.NoError(t, err)
 }
+
+// A data dir moved elsewhere keeps its log (recorded relatively), and a
+// log dir moved with the configuration following it is accepted and
+// recorded anew.
+func TestDataDirAndLogDirMoved(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "d")
+	createNodes(t, durableConfig(data, ""), "/a")
+	moved := filepath.Join(base, "moved")
+	require.NoError(t, os.Rename(data, moved))
+	createNodes(t, durableConfig(moved, ""), "/b")
+
+	data2, logs := filepath.Join(base, "d2"), filepath.Join(base, "l")
+	createNodes(t, durableConfig(data2, logs), "/c")
+	logs2 := filepath.Join(base, "l2")
+	require.NoError(t, os.Rename(logs, logs2))
+	f := createNodes(t, durableConfig(data2, logs2), "/d")
+	_, _, err := f.Get("/c")
+	require.NoError(t, err)
+	_, err = New(durableConfig(data2, logs))
+	require.ErrorContains(t, err, "but this configuration puts it in", "the old place is empty now")
+}
