@@ -115,7 +115,14 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 			apply()
 		}
 	}
-	set("bind", func() { dst.Bind = flags.Bind })
+	set("bind", func() {
+		dst.Bind = flags.Bind
+		if dst.SecureBind == server.ZooCfgBind {
+			// zoo.cfg's default for the secure port, every interface:
+			// --bind, given, restricts it as it restricts the plain one.
+			dst.SecureBind = ""
+		}
+	})
 	set("port", func() { dst.Port, dst.NoClientPort = flags.Port, false })
 	set("data-dir", func() { dst.DataDir = flags.DataDir })
 	set("tick", func() { dst.TickTime = flags.TickTime })
