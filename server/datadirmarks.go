@@ -14,9 +14,10 @@ import (
 //
 //   - logLocationFile records, at the first start, where the Raft log is:
 //     "." for the data dir itself (so the data dir may move), or the log
-//     dir's absolute path (dataLogDir, --log-dir). A later start whose
-//     configuration puts the log elsewhere is refused, unless the log was
-//     moved there (the new place holds a log, the recorded one not):
+//     dir's absolute path (dataLogDir). A later start whose configuration
+//     puts the log elsewhere (another directory, not another name of the
+//     same one) is refused, unless the log was moved there (the new place
+//     holds a log, the recorded one not):
 //     without it the server would start from an empty log (dataLogDir
 //     removed: an empty tree, every acknowledged write gone from view) or
 //     from another data dir's log.
@@ -54,15 +55,15 @@ func checkDataDirMarks(c *Config) error {
 	switch {
 	case err == nil:
 		was := strings.TrimSpace(string(recorded))
-		if was == logLoc {
-			break
+		oldDir, newDir := resolveLogLocation(c, was), resolveLogLocation(c, logLoc)
+		if was == logLoc || sameDir(oldDir, newDir) {
+			break // the same place, however it is named
 		}
 		// The log was moved where the configuration now says (as the
 		// error below tells), or the configuration lost it.
-		if !holdsLog(resolveLogLocation(c, logLoc)) || holdsLog(resolveLogLocation(c, was)) {
+		if !holdsLog(newDir) || holdsLog(oldDir) {
 			return fmt.Errorf("the Raft log of data dir %s is in %s (recorded in %s), but this configuration puts it in %s: "+
-				"set dataLogDir (--log-dir) back, or move the log there with the server stopped",
-				c.DataDir, resolveLogLocation(c, was), mark, resolveLogLocation(c, logLoc))
+				"set dataLogDir back, or move the log there with the server stopped", c.DataDir, oldDir, mark, newDir)
 		}
 		record = true
 	case !record:
@@ -71,7 +72,7 @@ func checkDataDirMarks(c *Config) error {
 	seeded := filepath.Join(c.DataDir, seedFile)
 	if fileExists(seeded) && holdsLog(c.logDir()) {
 		return fmt.Errorf("data dir %s was seeded by restore or import-zk, but %s already holds a Raft log, "+
-			"which would be replayed over the seeded state: point dataLogDir (--log-dir) at an empty dir", c.DataDir, c.logDir())
+			"which would be replayed over the seeded state: point dataLogDir at an empty dir", c.DataDir, c.logDir())
 	}
 	if record { // no mark yet, or the log moved: record where it is
 		if err := os.MkdirAll(c.DataDir, 0o750); err != nil {
@@ -107,6 +108,14 @@ func resolveLogLocation(c *Config, loc string) string {
 		return c.DataDir
 	}
 	return loc
+}
+
+// sameDir reports whether a and b name one existing directory (through a
+// symlink, a relative path, a move of the data dir).
+func sameDir(a, b string) bool {
+	x, errA := os.Stat(a)
+	y, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(x, y)
 }
 
 // holdsLog reports whether dir holds a Raft log.

@@ -114,3 +114,26 @@ func TestDataDirAndLogDirMoved(t *testing.T) {
 	_, err = New(durableConfig(data2, logs))
 	require.ErrorContains(t, err, "but this configuration puts it in", "the old place is empty now")
 }
+
+// One place named two ways is the same place: a data dir reached through a
+// symlink, a recorded absolute path naming the data dir itself, a log dir
+// named through a symlink and by its real path.
+func TestLogLocationNamedTwoWays(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	createNodes(t, durableConfig(real, ""), "/k")
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(real, link))
+	createNodes(t, durableConfig(link, ""), "/k2")
+
+	require.NoError(t, os.WriteFile(filepath.Join(real, logLocationFile), []byte(real+"\n"), 0o640))
+	createNodes(t, durableConfig(real, ""), "/k3")
+
+	data, logs := filepath.Join(base, "d"), filepath.Join(base, "logs")
+	createNodes(t, durableConfig(data, logs), "/k")
+	loglink := filepath.Join(base, "loglink")
+	require.NoError(t, os.Symlink(logs, loglink))
+	f := createNodes(t, durableConfig(data, loglink), "/k2")
+	_, _, err := f.Get("/k")
+	require.NoError(t, err)
+}
