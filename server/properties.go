@@ -2,10 +2,13 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 )
 
 // scanProperties calls apply for each key and value of a Java properties
@@ -26,6 +29,7 @@ import (
 func scanProperties(r io.Reader, what string, apply func(key, val string) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxPropertiesLine)
+	sc.Split(scanJavaLines)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -57,6 +61,29 @@ func scanProperties(r io.Reader, what string, apply func(key, val string) error)
 		return fmt.Errorf("%s line %d: %w", what, line+1, err)
 	}
 	return nil
+}
+
+// scanJavaLines splits at "\n", "\r\n" or a lone "\r", as
+// Properties.load ends lines.
+func scanJavaLines(data []byte, atEOF bool) (int, []byte, error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0:
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	case data[i] == '\n':
+		return i + 1, data[:i], nil
+	case i+1 < len(data):
+		if data[i+1] == '\n' {
+			return i + 2, data[:i], nil
+		}
+		return i + 1, data[:i], nil
+	case atEOF:
+		return i + 1, data[:i], nil
+	}
+	return 0, nil, nil // a "\r" at the end of the buffer: is "\n" next?
 }
 
 // maxPropertiesLine bounds one physical line of a properties file.
@@ -127,8 +154,19 @@ func unescapeProperty(s string) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf(`malformed \uxxxx escape %q`, s[i-1:i+5])
 			}
-			b.WriteRune(rune(r))
 			i += 4
+			// Java strings are UTF-16: a surrogate pair escaped as two
+			// \u escapes is one character.
+			if utf16.IsSurrogate(rune(r)) && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				if lo, err := strconv.ParseUint(s[i+3:i+7], 16, 16); err == nil {
+					if c := utf16.DecodeRune(rune(r), rune(lo)); c != unicode.ReplacementChar {
+						b.WriteRune(c)
+						i += 6
+						continue
+					}
+				}
+			}
+			b.WriteRune(rune(r))
 		default:
 			b.WriteByte(s[i])
 		}

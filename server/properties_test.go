@@ -33,6 +33,9 @@ var propertiesCases = []struct {
 	{"escaped blank in key", "a\\ b c\n", []string{"a b", "c"}},
 	{"escapes in value", "k=a\\tb\\u0041\\q\n", []string{"k", "a\tbAq"}},
 	{"CRLF", "k=v\r\nj=w\r\n", []string{"k", "v", "j", "w"}},
+	{"CR alone", "k=v\rj=w\r", []string{"k", "v", "j", "w"}},
+	{"CR continuation", "k=a\\\r  b\r", []string{"k", "ab"}},
+	{"surrogate pair", "k=\\uD83D\\uDE00!\n", []string{"k", "\U0001F600!"}},
 	{"backslashes dropped as Java does", "dataDir=C:\\zk\\data\n", []string{"dataDir", "C:zkdata"}},
 }
 
