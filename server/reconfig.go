@@ -144,7 +144,7 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		}
 	}
 	leader := s.Leader()
-	leave = leaderLast(leave, leader)
+	leave = leaderLast(leave, leader) // sorted: also drops an id named twice (3 and 03)
 	for i, id := range leave {
 		err := s.RemoveMember(id)
 		// Removing the leader makes it step down once the change is
@@ -162,10 +162,11 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	return s.waitApplied(idx, membershipTimeout)
 }
 
-// leaderLast sorts ids (a map's order must not decide the outcome) and
-// moves leader, if it is among them, to the end.
+// leaderLast sorts ids (a map's order must not decide the outcome),
+// drops repeats, and moves leader, if it is among them, to the end.
 func leaderLast(ids []string, leader string) []string {
 	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	if i := slices.Index(ids, leader); i >= 0 {
 		ids = append(append(ids[:i:i], ids[i+1:]...), leader)
 	}

@@ -66,6 +66,7 @@ func TestLeaderLast(t *testing.T) {
 	require.Equal(t, []string{"1", "3", "2"}, leaderLast([]string{"3", "2", "1"}, "2"))
 	require.Equal(t, []string{"1", "3"}, leaderLast([]string{"3", "1"}, "2"))
 	require.Empty(t, leaderLast(nil, "2"))
+	require.Equal(t, []string{"1", "3"}, leaderLast([]string{"3", "1", "3"}, "2"), "an id named twice (3 and 03, made one) is removed once")
 }
 
 // srst resets the server's latency and packet counts, crst each
