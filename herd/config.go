@@ -136,7 +136,8 @@ type Config struct {
 }
 
 // DefaultConfig is `paddock herd` without flags: all six recipes at 10,
-// 50 and 100 contenders, 20 hand-offs each, one session per contender.
+// 50, 100 and 200 contenders, 50 hand-offs each, one session per
+// contender.
 func DefaultConfig() Config {
 	return Config{
 		Recipes:        append([]Recipe(nil), AllRecipes...),

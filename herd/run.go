@@ -255,12 +255,17 @@ func (res *Result) fill(st *runState, wantCPU bool) {
 	w := e.wire.sub(s.wire)
 	res.ClientNotifications, res.ClientRequests, res.Reconnects = w.Notifications, w.Requests, w.Connects
 	res.NotificationsToDeparting = w.Departing
-	res.Notifications, res.NotificationsSource = w.Notifications, "client"
+	res.Notifications, res.NotificationsSource = w.Notifications, "client"+unreadable(s.srv, e.srv)
 	if s.srv.HasNotifications && e.srv.HasNotifications {
 		// The server's count, less what leaving sessions received.
 		res.Notifications, res.NotificationsSource = e.srv.Notifications-s.srv.Notifications-w.Departing, "server"
+		if n, c := res.Notifications, res.ClientNotifications; n-c > max(2, c/5) {
+			// More than the contenders received: the server's other
+			// clients were counted too (--server must be otherwise idle).
+			res.NotificationsSource = fmt.Sprintf("server (the contenders received %d: other clients of the server counted too?)", c)
+		}
 	}
-	res.Requests, res.RequestsSource = w.Requests, "client"
+	res.Requests, res.RequestsSource = w.Requests, "client"+unreadable(s.srv, e.srv)
 	if s.srv.HasRequests && e.srv.HasRequests {
 		res.Requests, res.RequestsSource = e.srv.Requests-s.srv.Requests, "server"
 		switch {
@@ -422,4 +427,15 @@ func deleteTree(ctx context.Context, c *client.Conn, p string) error {
 		return nil
 	}
 	return err
+}
+
+// unreadable says why the server's counters were not used, if a sample
+// could not read them.
+func unreadable(s, e serverCount) string {
+	for _, c := range []serverCount{s, e} {
+		if c.Err != "" {
+			return " (server counters unreadable: " + c.Err + ")"
+		}
+	}
+	return ""
 }

@@ -37,6 +37,10 @@ type serverCount struct {
 	SelfPackets int64
 	CPU         time.Duration
 	HasCPU      bool
+	// Err says why the server's counters could not be read (mntr refused
+	// or not whitelisted): the run then counts on the client side, and
+	// says why.
+	Err string
 }
 
 // target is the server the experiments run against.
@@ -163,6 +167,7 @@ func (r *remote) count(ctx context.Context) serverCount {
 		kv, err := mntr(ctx, s)
 		if err != nil {
 			notif, packets = false, false
+			c.Err = err.Error()
 			break
 		}
 		if !strings.Contains(kv["zk_version"], "paddock") {

@@ -1,0 +1,43 @@
+package herd
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fillWindow fills a Result from a finished window between two samples.
+func fillWindow(start, end sample) *Result {
+	st := &runState{done: true, start: start, end: end, latencies: make([]time.Duration, 10)}
+	res := &Result{}
+	res.fill(st, false)
+	return res
+}
+
+// A server whose counters cannot be read makes the run count on the
+// client side and say why (it used to switch silently).
+func TestSourceSaysWhyServerCountersWereNotRead(t *testing.T) {
+	now := time.Now()
+	res := fillWindow(sample{at: now, srv: serverCount{Err: "mntr on 127.0.0.1:2181: connection refused"}},
+		sample{at: now.Add(time.Second), srv: serverCount{Err: "mntr on 127.0.0.1:2181: connection refused"},
+			wire: wireCount{Notifications: 10, Requests: 30}})
+	require.EqualValues(t, 10, res.Notifications)
+	require.True(t, strings.HasPrefix(res.NotificationsSource, "client (server counters unreadable: mntr on"), res.NotificationsSource)
+	require.Contains(t, res.RequestsSource, "connection refused")
+}
+
+// Server counts well above what the contenders received mean other
+// clients of the server were counted: the source says so (a herd-free
+// lock measured beside another run read 12 notifications per hand-off).
+func TestSourceFlagsOtherClientsOfTheServer(t *testing.T) {
+	now := time.Now()
+	srv := func(n int64) serverCount { return serverCount{Notifications: n, HasNotifications: true} }
+	res := fillWindow(sample{at: now, srv: srv(100)}, sample{at: now.Add(time.Second), srv: srv(825), wire: wireCount{Notifications: 60}})
+	require.EqualValues(t, 725, res.Notifications)
+	require.Contains(t, res.NotificationsSource, "the contenders received 60")
+
+	res = fillWindow(sample{at: now, srv: srv(100)}, sample{at: now.Add(time.Second), srv: srv(160), wire: wireCount{Notifications: 60}})
+	require.Equal(t, "server", res.NotificationsSource, "equal counts: the server's, plainly")
+}
