@@ -68,15 +68,20 @@ func runOn(ctx context.Context, cfg Config, tgt target) (*Report, error) {
 	r.admin = admin
 	defer admin.Close()
 	r.base = fmt.Sprintf("%s/%d", cfg.Root, started.UnixNano())
-	if err := ensure(ctx, admin, r.base); err != nil {
-		return nil, err
-	}
+	created, err := ensure(ctx, admin, r.base)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		_ = deleteTree(cctx, admin, r.base)
-		_ = admin.Delete(cctx, cfg.Root, -1) // if nothing else is there
+		// The ancestors this run created, deepest first, if nothing else
+		// is there.
+		for i := len(created) - 1; i >= 0; i-- {
+			_ = admin.Delete(cctx, created[i], -1)
+		}
 	}()
+	if err != nil {
+		return nil, err
+	}
 
 	rep := &Report{
 		Date:       started.UTC().Format(time.RFC3339),
@@ -396,16 +401,22 @@ func closeAll(cs []*contender, shared []*client.Conn) {
 	wg.Wait()
 }
 
-// ensure creates p and its missing ancestors (persistent, empty).
-func ensure(ctx context.Context, c *client.Conn, p string) error {
+// ensure creates p and its missing ancestors (persistent, empty), and
+// returns the paths it created, p's ancestors first.
+func ensure(ctx context.Context, c *client.Conn, p string) ([]string, error) {
 	cur := ""
+	var created []string
 	for _, part := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
 		cur += "/" + part
-		if _, _, err := c.Create(ctx, cur, nil, client.ModePersistent, nil); err != nil && !errors.Is(err, client.ErrNodeExists) {
-			return fmt.Errorf("create %s: %w", cur, err)
+		_, _, err := c.Create(ctx, cur, nil, client.ModePersistent, nil)
+		switch {
+		case err == nil:
+			created = append(created, cur)
+		case !errors.Is(err, client.ErrNodeExists):
+			return created, fmt.Errorf("create %s: %w", cur, err)
 		}
 	}
-	return nil
+	return created, nil
 }
 
 // deleteTree deletes p and everything under it.

@@ -1,10 +1,13 @@
 package herd
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/paddockzk/paddock/client"
+	"github.com/paddockzk/paddock/test/zktest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,4 +43,33 @@ func TestSourceFlagsOtherClientsOfTheServer(t *testing.T) {
 
 	res = fillWindow(sample{at: now, srv: srv(100)}, sample{at: now.Add(time.Second), srv: srv(160), wire: wireCount{Notifications: 60}})
 	require.Equal(t, "server", res.NotificationsSource, "equal counts: the server's, plainly")
+}
+
+// A --root several levels deep is removed with the ancestors the run
+// created (it used to leave them), and a root that was there stays.
+func TestRootAncestorsRemoved(t *testing.T) {
+	srv := zktest.Start(t)
+	conn := dialTest(t, srv.Addr())
+	ctx := context.Background()
+	_, _, err := conn.Create(ctx, "/kept", nil, client.ModePersistent, nil)
+	require.NoError(t, err)
+	for _, root := range []string{"/review/deep/herd", "/kept/herd"} {
+		cfg := testConfig([]Recipe{MutexFair}, 3)
+		cfg.Servers, cfg.Root = []string{srv.Addr()}, root
+		run(t, cfg)
+	}
+	kids, _, err := conn.Children(ctx, "/")
+	require.NoError(t, err)
+	require.NotContains(t, kids, "review")
+	kids, _, err = conn.Children(ctx, "/kept")
+	require.NoError(t, err)
+	require.Empty(t, kids)
+}
+
+func dialTest(t *testing.T, addr string) *client.Conn {
+	t.Helper()
+	c, err := client.Connect(context.Background(), []string{addr})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
