@@ -131,6 +131,11 @@ func WriteTable(w io.Writer, results []Result) error {
 		if r.HerdProne {
 			herd = "prone"
 		}
+		if r.Handoffs == 0 {
+			// A run that measured nothing shows no figures, not zeros.
+			fmt.Fprintf(tw, "%s\t%s\t%d\t0\t-\t-\t-\t-\t-\t-\t%d\t\n", r.Recipe, herd, r.Contenders, r.Errors)
+			continue
+		}
 		cpu := "-"
 		if r.HasCPU {
 			cpu = fmtMs(r.CPUPerHandoffMs)

@@ -73,3 +73,14 @@ func dialTest(t *testing.T, addr string) *client.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// A run that measured nothing shows dashes in the table, not zeros that
+// read as a measurement.
+func TestTableShowsNoFiguresForAFailedRun(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, WriteTable(&b, []Result{{Recipe: MutexFair, Contenders: 70, Errors: 1}}))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	require.NotContains(t, lines[1], "0.0")
+	require.Contains(t, lines[1], "-")
+}
