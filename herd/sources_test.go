@@ -15,7 +15,7 @@ import (
 func fillWindow(start, end sample) *Result {
 	st := &runState{done: true, start: start, end: end, latencies: make([]time.Duration, 10)}
 	res := &Result{}
-	res.fill(st, false)
+	res.fill(st, false, true)
 	return res
 }
 
