@@ -90,18 +90,37 @@ herd-notifications.{png,svg} and herd-latency.{png,svg} into --out.`,
 			if werr := rep.WriteNotes(w); werr != nil {
 				return werr
 			}
-			files, werr := rep.WriteFiles(out)
-			for _, f := range files {
-				fmt.Fprintf(w, "wrote %s\n", f)
+			measured, failed := 0, 0
+			for _, r := range rep.Results {
+				if r.Handoffs > 0 {
+					measured++
+				}
+				if r.Errors > 0 {
+					failed++
+				}
+			}
+			var werr error
+			if measured > 0 {
+				var files []string
+				files, werr = rep.WriteFiles(out)
+				for _, f := range files {
+					fmt.Fprintf(w, "wrote %s\n", f)
+				}
+			} else {
+				fmt.Fprintf(w, "no run measured anything: %s left as it was\n", out)
 			}
 			fmt.Fprintf(w, "%d runs in %.1fs\n", len(rep.Results), time.Since(start).Seconds())
-			if werr != nil {
+			switch {
+			case werr != nil:
 				return werr
-			}
-			if errors.Is(err, context.Canceled) {
+			case errors.Is(err, context.Canceled):
 				return errors.New("interrupted")
+			case err != nil:
+				return err
+			case failed > 0:
+				return fmt.Errorf("%d of %d runs had errors (the ERRORS column)", failed, len(rep.Results))
 			}
-			return err
+			return nil
 		},
 	}
 	f := cmd.Flags()

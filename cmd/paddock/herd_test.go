@@ -44,3 +44,26 @@ func TestHerdCommand(t *testing.T) {
 		}
 	}
 }
+
+// Runs that measured nothing (here: the server's per-IP connection limit
+// refuses most contenders) leave --out as it was and exit with an error;
+// the empty report used to replace the last good one.
+func TestHerdCommandKeepsOutWhenNothingMeasured(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithMaxClientCnxns(4))
+	dir := t.TempDir()
+	earlier := filepath.Join(dir, "herd.csv")
+	if err := os.WriteFile(earlier, []byte("an earlier run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runRoot(t, "herd", "--server", srv.Servers()[0], "--recipes", "mutex-fair", "--contenders", "8",
+		"--handoffs", "4", "--hold", "5ms", "--out", dir, "--quiet")
+	if err == nil {
+		t.Fatalf("no error:\n%s", out)
+	}
+	if !strings.Contains(out, "left as it was") {
+		t.Errorf("output:\n%s", out)
+	}
+	if b, _ := os.ReadFile(earlier); string(b) != "an earlier run\n" {
+		t.Errorf("herd.csv replaced: %q", b)
+	}
+}
