@@ -67,6 +67,11 @@ herd-notifications.{png,svg} and herd-latency.{png,svg} into --out.`,
 			if cfg.PID != 0 && len(cfg.Servers) == 0 {
 				return errors.New("--pid needs --server (the in-process server reports this process's CPU time)")
 			}
+			if cfg.PID != 0 {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", cfg.PID)); err != nil {
+					return fmt.Errorf("--pid %d: no such process to read the CPU time of (%v)", cfg.PID, err)
+				}
+			}
 			if cfg.MetricsAddr != "" && len(cfg.Servers) != 0 {
 				return errors.New("--metrics-addr is for the in-process server; a remote server serves its own")
 			}

@@ -38,6 +38,8 @@ func TestHerdCommand(t *testing.T) {
 		{"herd", "--readers", "1"},
 		{"herd", "--pid", "1"},
 		{"herd", "--server", "nohostport"},
+		{"herd", "--server", srv.Servers()[0], "--pid", "999999999", "--recipes", "mutex-fair", // no such process
+			"--contenders", "2", "--handoffs", "2", "--quiet", "--out", t.TempDir()},
 	} {
 		if _, err := runRoot(t, args...); err == nil {
 			t.Errorf("%v: no error", args)
