@@ -55,7 +55,7 @@ func (l *loopTracker) waitSettled(t testing.TB) {
 	for !loopParked(id) {
 		require.False(t, time.Now().After(deadline),
 			"go-zookeeper's connection goroutine did not reach its wait (has Conn.loop changed?)")
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // polling interval, under the deadline above
 	}
 }
 
