@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	dto "github.com/prometheus/client_model/go"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -192,6 +193,31 @@ func TestSetWatchesEventsComeBeforeItsReply(t *testing.T) {
 		&wire.SetWatches{RelativeZxid: st.Mzxid, DataWatches: []string{"/x"}})
 	got, _ := xids(t, br, 2)
 	require.Equal(t, []int32{wire.XidNotification, xidSetWatches}, got)
+}
+
+// The events a setWatches replay sends at once are notifications in
+// paddock_watch_notifications_total, as in mntr's zk_notifications_sent.
+func TestSetWatchesReplayEventsAreCounted(t *testing.T) {
+	srv, _, nc, br, _ := eventOrderSession(t) // /x created, exists watch set
+	st, ok := srv.FSM().Exists("/x")
+	require.True(t, ok)
+	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
+	require.NoError(t, err)
+	var h wire.ReplyHeader
+	readRecord(t, br, &h) // the exists watch's own event
+	counted := func() float64 {
+		var m dto.Metric
+		require.NoError(t, srv.metrics.notifications.WithLabelValues(wire.EventNodeDataChanged.String()).Write(&m))
+		return m.GetCounter().GetValue()
+	}
+	require.Equal(t, 1.0, counted())
+	send(t, nc, &wire.RequestHeader{Xid: -8, Op: wire.OpSetWatches},
+		&wire.SetWatches{RelativeZxid: st.Mzxid, DataWatches: []string{"/x"}})
+	got, _ := xids(t, br, 2)
+	require.Equal(t, []int32{wire.XidNotification, -8}, got)
+	require.Equal(t, 2.0, counted(), "the replayed NodeDataChanged was not counted")
+	require.Equal(t, uint64(2), srv.Watches().Stats().Notifications)
 }
 
 // A reply that shows a change goes out after the change's event: here a

@@ -81,6 +81,13 @@ func (m *metrics) request(op wire.OpCode) {
 	m.otherRequests.Inc()
 }
 
+// onImmediate is the watch registry's hook for the events a setWatches
+// replay sends at once: counted as notifications (zk_notifications_sent
+// counts them too), not as a fan-out.
+func (s *Server) onImmediate(typ wire.EventType) {
+	s.metrics.notifications.WithLabelValues(typ.String()).Inc()
+}
+
 // onFanout is the watch registry's per-trigger hook.
 func (s *Server) onFanout(typ wire.EventType, path string, n int) {
 	if n == 0 {

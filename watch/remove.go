@@ -134,7 +134,7 @@ type Lookup func(path string) (exists bool, mzxid, pzxid int64)
 // Immediate events carry zxid and are delivered (and counted) like
 // triggered ones, in list order, without de-duplication (ZooKeeper sends
 // two NodeDeleted if a path is in both Data and Child). They are not
-// Trigger calls: OnFanout is not called.
+// Trigger calls: OnFanout is not called, OnImmediate is, once per event.
 //
 // lookup is called without the Manager's lock held. A change applied
 // between a lookup and the registration would be missed, so the caller
@@ -208,6 +208,9 @@ func (m *Manager) Restore(w Watcher, relZxid, zxid int64, l WatchLists, lookup L
 		m.mu.Unlock()
 		for _, e := range events {
 			w.Notify(e, zxid)
+			if f := m.opts.OnImmediate; f != nil {
+				f(e.Type)
+			}
 		}
 	}
 	return err

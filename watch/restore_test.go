@@ -37,6 +37,8 @@ func TestRestore(t *testing.T) {
 	}
 	var fanouts int
 	m.opts.OnFanout = func(wire.EventType, string, int) { fanouts++ }
+	immediate := map[wire.EventType]int{}
+	m.opts.OnImmediate = func(typ wire.EventType) { immediate[typ]++ }
 	require.NoError(t, m.Restore(w, rel, now, lists, lookupIn(tree)))
 
 	// Immediate events, in list order, stamped with the given zxid.
@@ -48,6 +50,8 @@ func TestRestore(t *testing.T) {
 		{children, "/kids", now},
 	}, w.take(t))
 	require.Zero(t, fanouts)
+	require.Equal(t, map[wire.EventType]int{deleted: 2, changed: 1, created: 1, children: 1}, immediate,
+		"OnImmediate is called once per event sent at once")
 
 	// Registrations.
 	for _, c := range []struct {

@@ -38,6 +38,10 @@ type Options struct {
 	// notifications were delivered and without the lock held, with the
 	// number of watchers notified (possibly 0).
 	OnFanout func(typ wire.EventType, path string, n int)
+	// OnImmediate, if set, is called by Restore once per event it sends
+	// at once (a setWatches replay finding a change), without the lock
+	// held: those events are notifications too, but not a fan-out.
+	OnImmediate func(typ wire.EventType)
 }
 
 // ErrTooManyWatches is returned by the Add methods and Restore when a
@@ -113,6 +117,9 @@ func New(opts ...Options) *Manager {
 		}
 		if o.OnFanout != nil {
 			m.opts.OnFanout = o.OnFanout
+		}
+		if o.OnImmediate != nil {
+			m.opts.OnImmediate = o.OnImmediate
 		}
 	}
 	for i := range m.tables {
