@@ -67,7 +67,58 @@ func (rep *Report) subtitle() string {
 	if rep.Config.Mode == Goroutines {
 		mode = fmt.Sprintf("contenders sharing %d sessions", rep.Config.Connections)
 	}
-	return fmt.Sprintf("\n%s, %s, hold %gms, %d CPUs", rep.Server, mode, rep.Config.HoldMs, rep.NumCPU)
+	return fmt.Sprintf("\n%s, %s, hold %gms, %d CPUs", rep.serverName(), mode, rep.Config.HoldMs, rep.NumCPU)
+}
+
+// series is one recipe's points on a chart.
+type series struct {
+	recipe Recipe
+	pts    plotter.XYs // positive values, by contenders
+	zeros  []float64   // contenders at which the value was 0
+}
+
+// chartData returns the chart's contender counts, the K-1 reference line
+// (when asked for and meaningful) and one series per recipe with a
+// measured run.
+func (rep *Report) chartData(y func(Result) float64, reference bool) ([]int, plotter.XYs, []series) {
+	var ks []int
+	for _, r := range rep.Results {
+		if !slices.Contains(ks, r.Contenders) {
+			ks = append(ks, r.Contenders)
+		}
+	}
+	slices.Sort(ks)
+	var ref plotter.XYs
+	// K-1 is what a herd costs with a session per contender; contenders
+	// sharing sessions are notified once per session, so the line would
+	// mislead there.
+	if reference && len(ks) > 0 && rep.Config.Mode != Goroutines {
+		ref = plotter.XYs{{X: float64(ks[0]), Y: float64(ks[0] - 1)}, {X: float64(ks[len(ks)-1]), Y: float64(ks[len(ks)-1] - 1)}}
+	}
+	var out []series
+	seen := map[Recipe]bool{}
+	for _, r := range rep.Results {
+		if seen[r.Recipe] {
+			continue
+		}
+		seen[r.Recipe] = true
+		sr := series{recipe: r.Recipe}
+		for _, x := range rep.Results {
+			switch {
+			case x.Recipe != r.Recipe || x.Handoffs == 0:
+			case y(x) > 0:
+				sr.pts = append(sr.pts, plotter.XY{X: float64(x.Contenders), Y: y(x)})
+			default: // a log scale has no 0: drawn on the axis instead
+				sr.zeros = append(sr.zeros, float64(x.Contenders))
+			}
+		}
+		if len(sr.pts)+len(sr.zeros) == 0 {
+			continue
+		}
+		slices.SortFunc(sr.pts, func(a, b plotter.XY) int { return int(a.X - b.X) })
+		out = append(out, sr)
+	}
+	return ks, ref, out
 }
 
 func (rep *Report) chart(title, ylabel string, y func(Result) float64, reference bool) (*plot.Plot, error) {
@@ -84,13 +135,7 @@ func (rep *Report) chart(title, ylabel string, y func(Result) float64, reference
 	p.Legend.ThumbnailWidth = 0.5 * vg.Inch
 	p.Add(plotter.NewGrid())
 
-	var ks []int
-	for _, r := range rep.Results {
-		if !slices.Contains(ks, r.Contenders) {
-			ks = append(ks, r.Contenders)
-		}
-	}
-	slices.Sort(ks)
+	ks, ref, all := rep.chartData(y, reference)
 	var ticks []plot.Tick
 	for _, k := range ks {
 		ticks = append(ticks, plot.Tick{Value: float64(k), Label: strconv.Itoa(k)})
@@ -100,8 +145,12 @@ func (rep *Report) chart(title, ylabel string, y func(Result) float64, reference
 		p.X.Min, p.X.Max = float64(ks[0])/1.2, float64(ks[len(ks)-1])*1.2
 	}
 
-	if reference && len(ks) > 0 {
-		ref := plotter.XYs{{X: float64(ks[0]), Y: float64(ks[0] - 1)}, {X: float64(ks[len(ks)-1]), Y: float64(ks[len(ks)-1] - 1)}}
+	// A log axis needs a positive range, also when nothing was measured.
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	widen := func(v float64) {
+		ylo, yhi = min(ylo, v), max(yhi, v)
+	}
+	if ref != nil {
 		l, err := plotter.NewLine(ref)
 		if err != nil {
 			return nil, err
@@ -111,60 +160,65 @@ func (rep *Report) chart(title, ylabel string, y func(Result) float64, reference
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add("K-1: every other contender", l)
+		widen(math.Max(ref[0].Y, 1))
+		widen(ref[1].Y)
 	}
-
-	// A log axis needs a positive range, also when nothing was measured.
-	ylo, yhi := math.Inf(1), math.Inf(-1)
-	widen := func(v float64) {
-		ylo, yhi = min(ylo, v), max(yhi, v)
-	}
-	if reference && len(ks) > 0 {
-		widen(math.Max(float64(ks[0]-1), 1))
-		widen(float64(ks[len(ks)-1] - 1))
-	}
-	seen := map[Recipe]bool{}
-	for _, r := range rep.Results {
-		if seen[r.Recipe] {
-			continue
-		}
-		seen[r.Recipe] = true
-		var pts plotter.XYs
-		for _, x := range rep.Results {
-			if x.Recipe == r.Recipe && x.Handoffs > 0 && y(x) > 0 { // a log scale has no 0
-				pts = append(pts, plotter.XY{X: float64(x.Contenders), Y: y(x)})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		for _, pt := range pts {
+	for _, sr := range all {
+		for _, pt := range sr.pts {
 			widen(pt.Y)
 		}
-		slices.SortFunc(pts, func(a, b plotter.XY) int { return int(a.X - b.X) })
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
+	}
+	if math.IsInf(ylo, 0) {
+		ylo, yhi = 1, 10
+	}
+	p.Y.Min, p.Y.Max = ylo/1.25, yhi*1.25
+	for _, sr := range all {
+		if err := addSeries(p, sr); err != nil {
 			return nil, err
 		}
-		fam := r.Recipe.family()
-		c := familyColor[fam]
+	}
+	return p, nil
+}
+
+// addSeries draws one recipe: a line through its points, and its zeros
+// as crosses on the bottom edge.
+func addSeries(p *plot.Plot, sr series) error {
+	fam := sr.recipe.family()
+	c := familyColor[fam]
+	if len(sr.pts) > 0 {
+		line, points, err := plotter.NewLinePoints(sr.pts)
+		if err != nil {
+			return err
+		}
 		line.Color = c
 		line.Width = vg.Points(2)
 		points.Color = c
 		points.Radius = vg.Points(3.5)
-		if r.Recipe.HerdProne() {
+		if sr.recipe.HerdProne() {
 			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 			points.Shape = familyGlyph[fam][0]
 		} else {
 			points.Shape = familyGlyph[fam][1]
 		}
 		p.Add(line, points)
-		p.Legend.Add(r.Recipe.Label(), line, points)
+		p.Legend.Add(sr.recipe.Label(), line, points)
 	}
-	if math.IsInf(ylo, 0) {
-		ylo, yhi = 1, 10
+	if len(sr.zeros) > 0 {
+		var pts plotter.XYs
+		for _, k := range sr.zeros {
+			pts = append(pts, plotter.XY{X: k, Y: p.Y.Min})
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.Color = c
+		sc.Shape = draw.CrossGlyph{}
+		sc.Radius = vg.Points(4)
+		p.Add(sc)
+		p.Legend.Add(sr.recipe.Label()+": 0 (on the bottom edge)", sc)
 	}
-	p.Y.Min, p.Y.Max = ylo/1.25, yhi*1.25
-	return p, nil
+	return nil
 }
 
 // ticks125 labels a log axis at 1, 2 and 5 times the powers of ten in

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,13 @@ type Result struct {
 	CPUSeconds      float64 `json:"cpu_seconds"`
 	CPUPerHandoffMs float64 `json:"cpu_per_handoff_ms"`
 
+	// CPUResolutionMs is the unit CPUSeconds was counted in (10 ms ticks
+	// from /proc/PID/stat; 0: finer than a microsecond).
+	CPUResolutionMs float64 `json:"cpu_resolution_ms,omitempty"`
+
+	// Measured is false for a run that measured nothing (its figures are
+	// zeros, not measurements; Errors says why).
+	Measured     bool     `json:"measured"`
 	Errors       int      `json:"errors"`
 	ErrorSamples []string `json:"error_samples,omitempty"`
 
@@ -88,16 +96,19 @@ type ReleaseCounts struct {
 
 // Report is a whole `paddock herd` run.
 type Report struct {
-	Date       string       `json:"date"`
-	Seconds    float64      `json:"seconds"`
-	Server     string       `json:"server"`
-	CPUSource  string       `json:"cpu_source,omitempty"`
-	GoVersion  string       `json:"go_version"`
-	OS         string       `json:"os"`
-	NumCPU     int          `json:"num_cpu"`
-	GOMAXPROCS int          `json:"gomaxprocs"`
-	Config     ReportConfig `json:"config"`
-	Results    []Result     `json:"results"`
+	Date    string  `json:"date"`
+	Seconds float64 `json:"seconds"`
+	Server  string  `json:"server"`
+	// ServerVersion is what the server says it is (mntr's zk_version;
+	// empty when mntr could not be read).
+	ServerVersion string       `json:"server_version,omitempty"`
+	CPUSource     string       `json:"cpu_source,omitempty"`
+	GoVersion     string       `json:"go_version"`
+	OS            string       `json:"os"`
+	NumCPU        int          `json:"num_cpu"`
+	GOMAXPROCS    int          `json:"gomaxprocs"`
+	Config        ReportConfig `json:"config"`
+	Results       []Result     `json:"results"`
 }
 
 // ReportConfig is the configuration recorded with a report.
@@ -138,7 +149,7 @@ func WriteTable(w io.Writer, results []Result) error {
 		}
 		cpu := "-"
 		if r.HasCPU {
-			cpu = fmtMs(r.CPUPerHandoffMs)
+			cpu = r.cpuPerHandoff()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%s\t%s\t%.0f\t%s\t%d\t\n",
 			r.Recipe, herd, r.Contenders, r.Handoffs, r.NotificationsPerHandoff, r.RequestsPerHandoff,
@@ -166,8 +177,46 @@ func (rep *Report) WriteNotes(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "server: %s\nsources: %s (the contenders' own counts: client_* in %s)\n"+
 		"CPU time: %s\nHO/S includes the %gms hold; P50/P99: from a release to the next acquisition\n",
-		rep.Server, strings.Join(srcs, ", "), CSVFile, cpu, rep.Config.HoldMs)
+		rep.serverName(), strings.Join(srcs, ", "), CSVFile, cpu, rep.Config.HoldMs)
 	return err
+}
+
+// serverName is the server and, when it said, its version.
+func (rep *Report) serverName() string {
+	if rep.ServerVersion == "" || strings.Contains(rep.Server, rep.ServerVersion) {
+		return rep.Server
+	}
+	return rep.Server + " (version " + rep.ServerVersion + ")"
+}
+
+// cpuPerHandoff prints CPU/HO with no more significant digits than the
+// ticks it was counted in carry: 3 ticks over 500 hand-offs is 0.06ms,
+// not 0.060ms.
+func (r Result) cpuPerHandoff() string {
+	if r.CPUResolutionMs <= 0 || r.Handoffs == 0 {
+		return fmtMs(r.CPUPerHandoffMs)
+	}
+	ticks := r.CPUSeconds * 1000 / r.CPUResolutionMs
+	if ticks < 0.5 {
+		return "<" + fmtSig(r.CPUResolutionMs/float64(r.Handoffs), 1)
+	}
+	digits := 3
+	switch {
+	case ticks < 9.5:
+		digits = 1
+	case ticks < 99.5:
+		digits = 2
+	}
+	return fmtSig(r.CPUPerHandoffMs, digits)
+}
+
+// fmtSig prints milliseconds rounded to n significant digits.
+func fmtSig(v float64, n int) string {
+	if v <= 0 {
+		return "0ms"
+	}
+	mag := int(math.Floor(math.Log10(v)))
+	return fmt.Sprintf("%.*fms", max(0, n-1-mag), v)
 }
 
 // fmtMs prints milliseconds with 2 to 3 significant digits.
@@ -188,6 +237,11 @@ var csvHeader = []string{"recipe", "herd_prone", "mode", "contenders", "connecti
 	"client_requests", "notifications_to_departing", "reconnects", "notifications_per_handoff", "client_notifications_per_handoff",
 	"requests_per_handoff", "latency_p50_ms", "latency_p99_ms", "latency_mean_ms", "latency_max_ms",
 	"cpu_seconds", "cpu_per_handoff_ms", "errors"}
+
+// csvFirstFigure is the first column of csvHeader holding a measurement
+// (after the run's configuration and its hand-off count); the last column
+// is errors.
+const csvFirstFigure = 9
 
 // WriteCSV writes one row per result.
 func WriteCSV(w io.Writer, results []Result) error {
@@ -210,6 +264,13 @@ func WriteCSV(w io.Writer, results []Result) error {
 			i(r.ClientRequests), i(r.NotificationsToDeparting), i(r.Reconnects), f3(r.NotificationsPerHandoff), f3(r.ClientNotificationsPerHandoff),
 			f3(r.RequestsPerHandoff), f3(r.LatencyP50Ms), f3(r.LatencyP99Ms), f3(r.LatencyMeanMs), f3(r.LatencyMaxMs),
 			cpu, cpuHO, strconv.Itoa(r.Errors)}
+		if r.Handoffs == 0 {
+			// A run that measured nothing leaves its figures empty, not
+			// zeros that read as a measurement.
+			for c := csvFirstFigure; c < len(row)-1; c++ {
+				row[c] = ""
+			}
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

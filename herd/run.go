@@ -84,14 +84,15 @@ func runOn(ctx context.Context, cfg Config, tgt target) (*Report, error) {
 	}
 
 	rep := &Report{
-		Date:       started.UTC().Format(time.RFC3339),
-		Server:     tgt.describe(),
-		CPUSource:  tgt.cpuSource(),
-		GoVersion:  runtime.Version(),
-		OS:         runtime.GOOS + "/" + runtime.GOARCH,
-		NumCPU:     runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Config:     reportConfig(&cfg),
+		Date:          started.UTC().Format(time.RFC3339),
+		Server:        tgt.describe(),
+		ServerVersion: tgt.version(ctx),
+		CPUSource:     tgt.cpuSource(),
+		GoVersion:     runtime.Version(),
+		OS:            runtime.GOOS + "/" + runtime.GOARCH,
+		NumCPU:        runtime.NumCPU(),
+		GOMAXPROCS:    runtime.GOMAXPROCS(0),
+		Config:        reportConfig(&cfg),
 	}
 	total := len(cfg.Recipes) * len(cfg.Contenders)
 	var errs []error
@@ -285,11 +286,13 @@ func (res *Result) fill(st *runState, wantCPU, shared bool) {
 	}
 	if wantCPU && s.srv.HasCPU && e.srv.HasCPU {
 		res.CPUSeconds = (e.srv.CPU - s.srv.CPU).Seconds()
+		res.CPUResolutionMs = ms(e.srv.CPUTick)
 		res.HasCPU = true
 	}
 	if n == 0 {
 		return
 	}
+	res.Measured = true
 	fn := float64(n)
 	res.NotificationsPerHandoff = float64(res.Notifications) / fn
 	res.ClientNotificationsPerHandoff = float64(res.ClientNotifications) / fn

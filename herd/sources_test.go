@@ -2,6 +2,9 @@ package herd
 
 import (
 	"context"
+	"encoding/csv"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +86,96 @@ func TestTableShowsNoFiguresForAFailedRun(t *testing.T) {
 	require.Len(t, lines, 2)
 	require.NotContains(t, lines[1], "0.0")
 	require.Contains(t, lines[1], "-")
+}
+
+// A run that measured nothing, beside runs that did, leaves its figures
+// empty in the CSV and says measured=false in the JSON (they were zeros
+// that read as a measurement).
+func TestFailedRunHasNoFiguresInCSVOrJSON(t *testing.T) {
+	now := time.Now()
+	good := fillWindow(sample{at: now}, sample{at: now.Add(time.Second), wire: wireCount{Notifications: 10, Requests: 30}})
+	require.True(t, good.Measured)
+	good.Recipe, good.Contenders = MutexFair, 10
+	failed := Result{Recipe: MutexFair, Contenders: 50, Errors: 1, ErrorSamples: []string{"stalled"}}
+	var b strings.Builder
+	require.NoError(t, WriteCSV(&b, []Result{*good, failed}))
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	col := func(name string) int { return slices.Index(csvHeader, name) }
+	for _, name := range []string{"notifications", "notifications_per_handoff", "latency_p50_ms", "seconds"} {
+		require.NotEmpty(t, rows[1][col(name)], name)
+		require.Empty(t, rows[2][col(name)], name)
+	}
+	require.Equal(t, "0", rows[2][col("handoffs")])
+	require.Equal(t, "1", rows[2][col("errors")])
+	require.Equal(t, "50", rows[2][col("contenders")])
+
+	var js strings.Builder
+	require.NoError(t, (&Report{Results: []Result{*good, failed}}).WriteJSON(&js))
+	var back Report
+	require.NoError(t, json.Unmarshal([]byte(js.String()), &back))
+	require.True(t, back.Results[0].Measured)
+	require.False(t, back.Results[1].Measured)
+}
+
+// CPU per hand-off carries no more digits than the 10 ms ticks it was
+// counted in (it printed 3 whatever the count).
+func TestCPUPerHandoffDigitsFollowTicks(t *testing.T) {
+	r := Result{Handoffs: 500, HasCPU: true, CPUResolutionMs: 10}
+	for _, c := range []struct {
+		cpuSec float64
+		want   string
+	}{
+		{0.03, "0.06ms"},  // 3 ticks: one digit
+		{0.37, "0.74ms"},  // 37 ticks: two
+		{4.56, "9.12ms"},  // 456 ticks: three
+		{0, "<0.02ms"},    // no tick: below one tick per run
+		{12.34, "24.7ms"}, // 1,234 ticks: three
+	} {
+		r.CPUSeconds = c.cpuSec
+		r.CPUPerHandoffMs = c.cpuSec * 1000 / float64(r.Handoffs)
+		require.Equal(t, c.want, r.cpuPerHandoff(), "%v s", c.cpuSec)
+	}
+	r.CPUResolutionMs, r.CPUSeconds, r.CPUPerHandoffMs = 0, 0.03, 0.06 // getrusage: finer
+	require.Equal(t, "0.06ms", r.cpuPerHandoff())
+}
+
+// The notifications chart draws no K-1 line for contenders sharing
+// sessions (they are notified once per session), and a zero is drawn on
+// the bottom edge instead of vanishing from the log scale.
+func TestChartReferenceAndZeros(t *testing.T) {
+	res := []Result{
+		{Recipe: MutexUnfair, Contenders: 10, Handoffs: 5, NotificationsPerHandoff: 9},
+		{Recipe: MutexFair, Contenders: 10, Handoffs: 5, NotificationsPerHandoff: 0},
+		{Recipe: MutexFair, Contenders: 50, Handoffs: 5, NotificationsPerHandoff: 1},
+		{Recipe: MutexFair, Contenders: 200, Errors: 1}, // measured nothing: not drawn
+	}
+	y := func(r Result) float64 { return r.NotificationsPerHandoff }
+	rep := &Report{Results: res, Config: ReportConfig{Mode: Sessions}}
+	ks, ref, all := rep.chartData(y, true)
+	require.Equal(t, []int{10, 50, 200}, ks)
+	require.Len(t, ref, 2)
+	require.Len(t, all, 2)
+	require.Equal(t, []float64{10}, all[1].zeros)
+	require.Len(t, all[1].pts, 1)
+
+	rep.Config.Mode = Goroutines
+	_, ref, _ = rep.chartData(y, true)
+	require.Nil(t, ref, "K-1 drawn for contenders sharing sessions")
+	_, err := rep.Charts()
+	require.NoError(t, err)
+}
+
+// A report names the version the server gave (a report against Apache
+// ZooKeeper did not say which release it measured).
+func TestReportNamesServerVersion(t *testing.T) {
+	srv := zktest.Start(t)
+	cfg := testConfig([]Recipe{MutexFair}, 3)
+	cfg.Servers = []string{srv.Addr()}
+	rep := run(t, cfg)
+	require.Contains(t, rep.ServerVersion, "paddock")
+	var b strings.Builder
+	require.NoError(t, rep.WriteNotes(&b))
+	require.Contains(t, b.String(), "(version "+rep.ServerVersion+")")
 }

@@ -37,6 +37,9 @@ type serverCount struct {
 	SelfPackets int64
 	CPU         time.Duration
 	HasCPU      bool
+	// CPUTick is the unit CPU is counted in (0: finer than a
+	// microsecond).
+	CPUTick time.Duration
 	// Err says why the server's counters could not be read (mntr refused
 	// or not whitelisted): the run then counts on the client side, and
 	// says why.
@@ -53,6 +56,8 @@ type target interface {
 	describe() string
 	// cpuSource says what CPU time count reports ("" if none).
 	cpuSource() string
+	// version is what the server says it is ("" if it does not say).
+	version(ctx context.Context) string
 	close() error
 }
 
@@ -95,6 +100,8 @@ func (p *inProcess) describe() string {
 }
 
 func (p *inProcess) cpuSource() string { return processCPUSource }
+
+func (p *inProcess) version(context.Context) string { return server.Version }
 
 func (p *inProcess) count(context.Context) serverCount {
 	c := serverCount{
@@ -155,9 +162,19 @@ func (r *remote) describe() string { return "server " + strings.Join(r.servers, 
 
 func (r *remote) cpuSource() string {
 	if r.pid > 0 {
-		return fmt.Sprintf("/proc/%d/stat (server process)", r.pid)
+		return fmt.Sprintf("/proc/%d/stat (server process, in 10 ms ticks)", r.pid)
 	}
 	return ""
+}
+
+// version is the first server's zk_version from mntr: a report against
+// Apache ZooKeeper says which release it measured.
+func (r *remote) version(ctx context.Context) string {
+	kv, err := mntr(ctx, r.servers[0])
+	if err != nil {
+		return ""
+	}
+	return kv["zk_version"]
 }
 
 func (r *remote) count(ctx context.Context) serverCount {
@@ -192,7 +209,7 @@ func (r *remote) count(ctx context.Context) serverCount {
 	c.HasNotifications, c.HasRequests, c.RequestsPings, c.RequestsConnects = notif, packets, true, !paddock
 	if r.pid > 0 {
 		if cpu, err := pidCPU(r.pid); err == nil {
-			c.CPU, c.HasCPU = cpu, true
+			c.CPU, c.HasCPU, c.CPUTick = cpu, true, time.Second/clockTicks
 		}
 	}
 	return c
