@@ -79,6 +79,8 @@ type Result struct {
 	Measured     bool     `json:"measured"`
 	Errors       int      `json:"errors"`
 	ErrorSamples []string `json:"error_samples,omitempty"`
+	// lostServer: the run ended because the server was gone.
+	lostServer bool
 
 	// HandoffLatenciesMs lists every measured hand-off in order.
 	HandoffLatenciesMs []float64 `json:"handoff_latencies_ms,omitempty"`

@@ -96,6 +96,7 @@ func runOn(ctx context.Context, cfg Config, tgt target) (*Report, error) {
 	}
 	total := len(cfg.Recipes) * len(cfg.Contenders)
 	var errs []error
+outer:
 	for _, rc := range cfg.Recipes {
 		for _, k := range cfg.Contenders {
 			if ctx.Err() != nil {
@@ -105,6 +106,10 @@ func runOn(ctx context.Context, cfg Config, tgt target) (*Report, error) {
 			rep.Results = append(rep.Results, res)
 			if res.Handoffs == 0 && res.Errors > 0 {
 				errs = append(errs, fmt.Errorf("%s K=%d: %s", rc, k, strings.Join(res.ErrorSamples, "; ")))
+			}
+			if res.lostServer {
+				errs = append(errs, fmt.Errorf("%w: %d runs not started", errServerLost, total-len(rep.Results)))
+				break outer
 			}
 		}
 	}
@@ -202,13 +207,19 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 		defer close(watchdog)
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
+		var lostAt time.Time
 		for {
 			select {
 			case <-st.stop:
 				return
-			case <-tick.C:
+			case now := <-tick.C:
 				if d := st.sinceAcquire(); d > cfg.Stall {
 					st.fail(fmt.Errorf("no acquisition for %v: stalled", d.Round(time.Second)))
+					st.halt()
+					return
+				}
+				if err := r.lost(now, &lostAt); err != nil {
+					st.loseServer(err)
 					st.halt()
 					return
 				}
@@ -239,11 +250,36 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 	return res
 }
 
+// lost says the server is gone when the uncounted admin session has been
+// without a connection for a session timeout (a dead server would
+// otherwise cost every remaining run the stall timeout). lostAt keeps
+// when the connection was first seen missing.
+func (r *runner) lost(now time.Time, lostAt *time.Time) error {
+	switch st := r.admin.State(); st {
+	case client.StateConnected, client.StateConnectedReadOnly:
+		*lostAt = time.Time{}
+		return nil
+	case client.StateExpired, client.StateClosed, client.StateAuthFailed:
+		return fmt.Errorf("%w: the admin session is %v", errServerLost, st)
+	}
+	if lostAt.IsZero() {
+		*lostAt = now
+	}
+	if d := now.Sub(*lostAt); d >= r.cfg.SessionTimeout {
+		return fmt.Errorf("%w: no connection for %v", errServerLost, d.Round(100*time.Millisecond))
+	}
+	return nil
+}
+
+// errServerLost ends a run, and the runs after it, when the server is gone.
+var errServerLost = errors.New("lost the server")
+
 // fill computes the result's figures from the run's state.
 func (res *Result) fill(st *runState, wantCPU, shared bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	res.Errors = st.nerrs
+	res.lostServer = st.lost
 	for _, e := range st.errs {
 		res.ErrorSamples = append(res.ErrorSamples, e.Error())
 	}

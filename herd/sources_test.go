@@ -179,3 +179,36 @@ func TestReportNamesServerVersion(t *testing.T) {
 	require.NoError(t, rep.WriteNotes(&b))
 	require.Contains(t, b.String(), "(version "+rep.ServerVersion+")")
 }
+
+// A server that dies during a run ends that run within a session timeout
+// (not the stall timeout) and the runs after it are not started (each cost
+// the stall timeout and its connects' timeout before).
+func TestServerGoneEndsTheRuns(t *testing.T) {
+	srv := zktest.Start(t)
+	cfg := testConfig([]Recipe{MutexFair, MutexUnfair}, 3, 5)
+	cfg.Servers = []string{srv.Addr()}
+	cfg.Handoffs = 1_000_000 // the first run lasts until the server goes
+	cfg.Stall = time.Hour
+	cfg.SessionTimeout = 2 * time.Second
+	var rep *Report
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		rep, err = Run(ctx, cfg)
+	}()
+	waitFor(t, "the contenders' sessions", func() bool { return len(srv.Sessions()) >= 4 })
+	srv.Stop()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Run did not return after the server was stopped")
+	}
+	require.ErrorIs(t, err, errServerLost)
+	require.ErrorContains(t, err, "lost the server: 3 runs not started")
+	require.Len(t, rep.Results, 1)
+	require.False(t, rep.Results[0].Measured)
+	require.Contains(t, strings.Join(rep.Results[0].ErrorSamples, ";"), "lost the server")
+}

@@ -63,6 +63,8 @@ type runState struct {
 	errs    []error
 	nerrs   int
 	counter func() wireCount
+	// lost: the run was ended because the server is gone.
+	lost bool
 }
 
 // maxKeptErrors bounds the errors kept for the report.
@@ -102,6 +104,15 @@ func (st *runState) fail(err error) {
 	if len(st.errs) < maxKeptErrors {
 		st.errs = append(st.errs, err)
 	}
+}
+
+// loseServer records that the server is gone (the runs after this one
+// are not started).
+func (st *runState) loseServer(err error) {
+	st.fail(err)
+	st.mu.Lock()
+	st.lost = true
+	st.mu.Unlock()
 }
 
 // ticket is what a contender remembers from its entry into the line.
