@@ -566,7 +566,11 @@ func aclString(acl []wire.ACL) string {
 		if perms == "" || a.Perms&^wire.PermAll != 0 {
 			perms = fmt.Sprintf("perms(%d)", a.Perms)
 		}
-		parts[i] = fmt.Sprintf("%s:%s:%s", a.ID.Scheme, a.ID.ID, perms)
+		id := a.ID.ID
+		if q := strconv.Quote(id); q[1:len(q)-1] != id {
+			id = q // a line terminator would split the transcript line
+		}
+		parts[i] = fmt.Sprintf("%s:%s:%s", a.ID.Scheme, id, perms)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }

@@ -45,12 +45,18 @@ type notification struct {
 
 // dial opens a TCP connection to addr and establishes a new session.
 func dial(r *run, name, addr string) (*conn, error) {
+	return dialSession(r, name, addr, 0, make([]byte, wire.PasswordSize))
+}
+
+// dialSession opens a TCP connection to addr and attaches it to session
+// sid with passwd (sid 0: a new session).
+func dialSession(r *run, name, addr string, sid int64, passwd []byte) (*conn, error) {
 	nc, err := net.DialTimeout("tcp", addr, waitTimeout)
 	if err != nil {
 		return nil, err
 	}
 	c := &conn{r: r, name: name, nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
-	req := wire.ConnectRequest{TimeOut: sessionTimeout, Passwd: make([]byte, wire.PasswordSize)}
+	req := wire.ConnectRequest{TimeOut: sessionTimeout, SessionID: sid, Passwd: passwd}
 	if err := c.write(frame(nil, &req)); err != nil {
 		nc.Close()
 		return nil, err
