@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"net"
+	"regexp"
 	"strings"
 
 	"github.com/paddockzk/paddock/internal/wire"
@@ -59,19 +60,24 @@ func idMatches(caller, entry wire.Id) bool {
 }
 
 // MaskDigests returns a copy of acl with digest hashes replaced by "x", as
-// ZooKeeper's getACL answers callers without ADMIN on the node.
+// ZooKeeper's getACL answers callers without ADMIN on the node: it
+// rewrites a digest id with id.replaceAll(":.*", ":x"), where Java's "."
+// stops at a line terminator, so an id such as "u:a\nb::" (a valid digest
+// id: Java's split drops the trailing empty parts) is shown "u:x\nb:x".
 func MaskDigests(acl []wire.ACL) []wire.ACL {
 	out := make([]wire.ACL, len(acl))
 	for i, a := range acl {
 		out[i] = a
 		if a.ID.Scheme == "digest" {
-			if user, _, ok := strings.Cut(a.ID.ID, ":"); ok {
-				out[i].ID.ID = user + ":x"
-			}
+			out[i].ID.ID = digestHash.ReplaceAllLiteralString(a.ID.ID, ":x")
 		}
 	}
 	return out
 }
+
+// digestHash is ZooKeeper's ":.*" with the line terminators Java's "."
+// does not match (Pattern without DOTALL or UNIX_LINES).
+var digestHash = regexp.MustCompile(`:[^\n\r\x{85}\x{2028}\x{2029}]*`)
 
 // allowed checks perm on n for cmd's caller; internal commands (no
 // session and no identities) are always allowed.

@@ -36,6 +36,29 @@ func TestCheckACL(t *testing.T) {
 		MaskDigests([]wire.ACL{{Perms: wire.PermAll, ID: alice}}))
 }
 
+// TestMaskDigestsLineTerminators: ZooKeeper masks with Java's
+// replaceAll(":.*", ":x"), whose "." stops at a line terminator; every
+// match is replaced (checked against ZooKeeper 3.8 by test/diff's
+// TestAuthSchemeCorners).
+func TestMaskDigestsLineTerminators(t *testing.T) {
+	for id, want := range map[string]string{
+		"alice:hash":            "alice:x",
+		":hash":                 ":x",
+		"nocolon":               "nocolon",
+		"alice:ha\nsh":          "alice:x\nsh",
+		"alice:a\nb::":          "alice:x\nb:x",
+		"alice:a\r\nb":          "alice:x\r\nb",
+		"alice:a\u2028b":        "alice:x\u2028b",
+		"alice:a\u0085b\u2029c": "alice:x\u0085b\u2029c",
+		"alice:a\u2027b\tc":     "alice:x",
+	} {
+		got := MaskDigests([]wire.ACL{{Perms: wire.PermRead, ID: wire.Id{Scheme: "digest", ID: id}}})
+		require.Equal(t, want, got[0].ID.ID, "%q", id)
+	}
+	ip := []wire.ACL{{Perms: wire.PermRead, ID: wire.Id{Scheme: "ip", ID: "1.2.3.4:x"}}}
+	require.Equal(t, ip, MaskDigests(ip))
+}
+
 func TestApplyChecksACLs(t *testing.T) {
 	h := newHarness(t)
 	s := h.session()
