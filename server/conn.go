@@ -319,6 +319,10 @@ func (c *conn) serve() {
 		c.logDrop("handshake", err)
 		return
 	}
+	// The ConnectRequest is a packet received, as in ZooKeeper's counts
+	// (cons, stat, mntr); its response is counted sent in connectReply.
+	c.stats.received.Add(1)
+	c.s.stats.received.Add(1)
 	if !c.handshake(frame) {
 		return
 	}

@@ -111,6 +111,8 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 		c.logDrop("handshake reply", err)
 		return false
 	}
+	c.stats.sent.Add(1)
+	c.s.stats.sent.Add(1)
 	return ok
 }
 

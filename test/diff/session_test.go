@@ -343,3 +343,36 @@ func TestExpiryClosesConnection(t *testing.T) {
 		note("re-attach: %s", got)
 	})
 }
+
+// fourLetter sends word on a new connection and returns the answer.
+func fourLetter(t *testing.T, addr, word string) string {
+	t.Helper()
+	c := dialRaw(t, addr)
+	c.write([]byte(word))
+	_ = c.nc.SetReadDeadline(time.Now().Add(waitTimeout))
+	var b strings.Builder
+	_, _ = c.br.WriteTo(&b)
+	return b.String()
+}
+
+// TestConsSessionCounters: cons counts the ConnectRequest and its
+// response among a connection's packets received and sent.
+func TestConsSessionCounters(t *testing.T) {
+	t.Parallel()
+	sessBoth(t, func(t *testing.T, addr string, _ bool, note func(string, ...any)) {
+		c, resp := newSession(t, addr, 10000)
+		c.request(1, wire.OpExists, &wire.PathWatchRequest{Path: "/"})
+		c.reply(waitTimeout)
+		c.request(wire.XidPing, wire.OpPing, nil)
+		c.reply(waitTimeout)
+		sid := fmt.Sprintf("sid=0x%x,", resp.SessionID)
+		for _, line := range strings.Split(fourLetter(t, addr, "cons"), "\n") {
+			if i := strings.Index(line, "(queued="); i >= 0 && strings.Contains(line, sid) {
+				fields := strings.Split(line[i+1:], ",")
+				note("connect, exists, ping: %s", strings.Join(fields[:3], ","))
+				return
+			}
+		}
+		t.Errorf("no cons line for the session %#x", resp.SessionID)
+	})
+}
