@@ -265,6 +265,22 @@ func TestServerChroot(t *testing.T) {
 		children, _, err := c.Children(ctx, "/")
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{"x", "m", strings.TrimPrefix(e, "/")}, children)
+
+		// The chroot node itself is "/" in events. (The child watch comes
+		// last: ZooKeeper 3.8 files a recursive watch under the child
+		// watches too, one mode per path, and a later addWatch would turn
+		// the one-shot child watch into a recursive one.)
+		rw2, err := c.AddWatch(ctx, "/", true)
+		require.NoError(t, err)
+		_, _, cw, err := c.ChildrenW(ctx, "/")
+		require.NoError(t, err)
+		_, err = base.Set(ctx, root, []byte("r"), -1)
+		require.NoError(t, err)
+		assert.Equal(t, Event{Type: EventNodeDataChanged, State: StateConnected, Path: "/"}, recv(t, rw2.Events()))
+		_, _, err = base.Create(ctx, root+"/y", nil, ModePersistent, nil)
+		require.NoError(t, err)
+		assert.Equal(t, Event{Type: EventNodeChildrenChanged, State: StateConnected, Path: "/"}, recv(t, cw))
+		assert.Equal(t, Event{Type: EventNodeCreated, State: StateConnected, Path: "/y"}, recv(t, rw2.Events()))
 	})
 }
 
