@@ -130,7 +130,8 @@ type Config struct {
 	// TickTime is the session-expiry bucket width.
 	TickTime time.Duration
 	// MinSessionTimeout and MaxSessionTimeout clamp requested timeouts;
-	// zero means 2 and 20 ticks.
+	// zero means 2 and 20 ticks, SessionTimeoutZero a bound of 0 ms (a
+	// zoo.cfg's explicit 0).
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
 	// MaxClientCnxns caps connections per client IP; 0 is unlimited.
@@ -324,6 +325,14 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// SessionTimeoutZero, as MinSessionTimeout or MaxSessionTimeout, is a
+// bound of 0 ms set on purpose (Config's zero means the default bound): a
+// zoo.cfg's minSessionTimeout=0 grants every timeout a client asks for up
+// to the maximum, as in ZooKeeper, and down to 0 (a client that asks for 0
+// or less gets 0, an expired session). Bounds are compared in whole
+// milliseconds, so this one nanosecond counts as 0.
+const SessionTimeoutZero = time.Nanosecond
+
 // validateSessionTimeouts fills the default session timeout bounds (2 and
 // 20 ticks) and checks them as ZooKeeper does.
 func (c *Config) validateSessionTimeouts() []error {
@@ -342,8 +351,9 @@ func (c *Config) validateSessionTimeouts() []error {
 	if c.MaxSessionTimeout == 0 {
 		c.MaxSessionTimeout = 20 * c.TickTime
 	}
-	if c.MinSessionTimeout > c.MaxSessionTimeout {
-		errs = append(errs, fmt.Errorf("minSessionTimeout %v must not be larger than maxSessionTimeout %v", c.MinSessionTimeout, c.MaxSessionTimeout))
+	if c.MinSessionTimeout.Milliseconds() > c.MaxSessionTimeout.Milliseconds() {
+		errs = append(errs, fmt.Errorf("minSessionTimeout %dms must not be larger than maxSessionTimeout %dms",
+			c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds()))
 	}
 	return errs
 }

@@ -527,8 +527,11 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 // sessionTimeout maps zoo.cfg's "not set" (-1) to Config's default (0);
 // any other value stands, and Config.Validate refuses negative ones.
 func sessionTimeout(d time.Duration) time.Duration {
-	if d == zooCfgUnsetTimeout*time.Millisecond {
+	switch d {
+	case zooCfgUnsetTimeout * time.Millisecond:
 		return 0
+	case 0: // ZooKeeper takes an explicit 0 as 0 ms
+		return SessionTimeoutZero
 	}
 	return d
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/paddockzk/paddock/internal/wire"
 	"io"
 	"log/slog"
 	"os"
@@ -41,6 +42,25 @@ func TestZooCfgSessionTimeoutMinusOne(t *testing.T) {
 	require.Equal(t, int32(4000), cfg.clampTimeout(100))
 	require.Equal(t, int32(30000), cfg.clampTimeout(30000))
 	require.Equal(t, int32(40000), cfg.clampTimeout(1<<30))
+}
+
+// TestZooCfgSessionTimeoutZero: an explicit 0 is a bound of 0 ms, as in
+// ZooKeeper (it was read as "not set": 2 ticks), and a maximum of 0 is
+// below the default minimum, which ZooKeeper refuses too.
+func TestZooCfgSessionTimeoutZero(t *testing.T) {
+	cfg, _, err := loadZooCfg(t, "tickTime=2000\nclientPort=2181\ndataDir="+t.TempDir()+"\nminSessionTimeout=0\nmaxSessionTimeout=5000\n")
+	require.NoError(t, err)
+	require.NoError(t, cfg.Validate())
+	for ask, want := range map[int32]int32{-100000: 0, -1: 0, 0: 0, 1: 1, 3999: 3999, 5001: 5000} {
+		require.Equal(t, want, cfg.clampTimeout(ask), "asked %d", ask)
+	}
+	cfg, _, err = loadZooCfg(t, "tickTime=2000\nclientPort=2181\ndataDir="+t.TempDir()+"\nmaxSessionTimeout=0\n")
+	require.NoError(t, err)
+	require.ErrorContains(t, cfg.Validate(), "minSessionTimeout 4000ms must not be larger than maxSessionTimeout 0ms")
+	cfg, _, err = loadZooCfg(t, "tickTime=2000\nclientPort=2181\ndataDir="+t.TempDir()+"\nminSessionTimeout=0\nmaxSessionTimeout=0\n")
+	require.NoError(t, err)
+	require.NoError(t, cfg.Validate())
+	require.Equal(t, int32(0), cfg.clampTimeout(30000))
 }
 
 // TestZooCfgSessionTimeoutBounds: min > max is refused, as ZooKeeper's
@@ -282,4 +302,22 @@ func TestZooCfgFourLetterWordDefault(t *testing.T) {
 	require.Equal(t, []string{"mntr", "ruok"}, cfg.FourLetterWords)
 	require.Equal(t, []string{"ruok", "srvr", "stat", "mntr", "cons", "conf", "envi", "wchs", "wchc", "wchp", "dump", "isro", "dirs"},
 		DefaultConfig().FourLetterWords, "paddock server without a zoo.cfg")
+}
+
+// A server whose bounds are 0 ms grants a client's 0 or 1 ms as asked and
+// goes on serving (the session is as good as expired, as in ZooKeeper).
+func TestZeroSessionTimeoutBoundServes(t *testing.T) {
+	srv := attachServer(t, func(c *Config) {
+		c.MinSessionTimeout, c.MaxSessionTimeout = SessionTimeoutZero, 5*time.Second
+	})
+	for _, ask := range []int32{0, 1, -5} {
+		nc, br := dialRaw(t, srv.Addr().String())
+		send(t, nc, &wire.ConnectRequest{TimeOut: ask, Passwd: make([]byte, 16)})
+		var cr wire.ConnectResponse
+		readRecord(t, br, &cr)
+		require.Equal(t, max(ask, 0), cr.TimeOut, "asked %d", ask)
+		nc.Close()
+	}
+	live := connectRaw(t, srv, 0, nil) // asks 30000: the maximum
+	require.Equal(t, int32(5000), live.TimeOut)
 }
