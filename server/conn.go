@@ -143,6 +143,8 @@ func newConn(s *Server, nc net.Conn, ip string) *conn {
 		outSignal: make(chan struct{}, 1), readsDone: make(chan struct{}, 1), done: make(chan struct{}),
 		readerDone: make(chan struct{})}
 	c.auth.Store(&[]wire.Id{{Scheme: "ip", ID: ip}})
+	c.stats.lastOp.Store(opNone)
+	c.stats.lastZxid.Store(-1)
 	return c
 }
 
@@ -469,6 +471,7 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 		// Queue every earlier reply, then answer p and queue its reply
 		// within one View: no Apply, and so no notification, can come
 		// between arming the watch and queueing the reply.
+		var zxid int64
 		b.n--
 		b.enqueue(c)
 		c.s.fsm.View(func(v fsm.Reader) {
@@ -477,13 +480,14 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 				vcode, vresp = wire.ErrSessionExpired, nil
 			}
 			c.releaseHeld(v.LastZxid())
-			encodeReply(e, p.xid, c.headerZxid(v.LastZxid()), vcode, vresp, c.s.cfg.MaxFrame)
+			zxid = c.headerZxid(v.LastZxid())
+			encodeReply(e, p.xid, zxid, vcode, vresp, c.s.cfg.MaxFrame)
 			b.n++
 			b.enqueue(c)
 		})
 		c.readAnswered()
 		c.deferred.Add(-1)
-		c.replySent(p)
+		c.replySent(p, zxid)
 		return p.closeAfter
 	}
 	if p.future != nil || p.deferFn != nil {
@@ -498,8 +502,9 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 	if p.at > 0 {
 		c.releaseBefore(b, p.at)
 	}
-	encodeReply(e, p.xid, c.headerZxid(p.at), code, resp, c.s.cfg.MaxFrame)
-	c.replySent(p)
+	zxid := c.headerZxid(p.at)
+	encodeReply(e, p.xid, zxid, code, resp, c.s.cfg.MaxFrame)
+	c.replySent(p, zxid)
 	return p.closeAfter
 }
 
@@ -558,11 +563,14 @@ func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wi
 	e.EndFrame(start)
 }
 
-// replySent updates the statistics for a reply sent.
-func (c *conn) replySent(p *pendingReply) {
+// replySent updates the statistics for a reply sent with zxid in its
+// header.
+func (c *conn) replySent(p *pendingReply, zxid int64) {
 	c.stats.sent.Add(1)
 	c.s.stats.sent.Add(1)
 	if !p.start.IsZero() {
-		c.s.stats.latency.observe(time.Since(p.start))
+		now := time.Now()
+		c.s.stats.latency.observe(p.start, now)
+		c.stats.responded(p.start, now, zxid)
 	}
 }

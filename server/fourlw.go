@@ -114,8 +114,7 @@ func (s *Server) FourLetterWord(word string) string {
 		return "Server stats reset.\n"
 	case "crst":
 		for _, c := range s.connList() {
-			c.stats.received.Store(0)
-			c.stats.sent.Store(0)
+			c.stats.reset()
 		}
 		return "Connection stats reset.\n"
 	}
@@ -237,6 +236,8 @@ func opAbbrev(op wire.OpCode) string {
 		return "PING"
 	case wire.OpMulti:
 		return "MULT"
+	case wire.OpCreateSession:
+		return "SESS"
 	case wire.OpSetWatches, wire.OpSetWatches2:
 		return "SETW"
 	case wire.OpSync:
@@ -248,10 +249,12 @@ func opAbbrev(op wire.OpCode) string {
 func (s *Server) cons() string {
 	var b strings.Builder
 	for _, c := range s.connList() {
-		fmt.Fprintf(&b, " /%s[1](queued=%d,recved=%d,sent=%d,sid=0x%x,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=0,minlat=0,avglat=0,maxlat=0)\n",
+		llat, minlat, avglat, maxlat := c.stats.latency.connSnapshot()
+		fmt.Fprintf(&b, " /%s[1](queued=%d,recved=%d,sent=%d,sid=0x%x,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)\n",
 			c.nc.RemoteAddr(), len(c.pending), c.stats.received.Load(), c.stats.sent.Load(), c.SessionID(),
 			opAbbrev(wire.OpCode(c.stats.lastOp.Load())), c.created.UnixMilli(), c.timeout,
-			c.stats.lastXid.Load(), s.fsm.LastZxid(), time.Now().UnixMilli())
+			uint64(int64(c.stats.lastXid.Load())), uint64(c.stats.lastZxid.Load()), c.stats.lastResp.Load(),
+			llat, minlat, avglat, maxlat)
 	}
 	b.WriteString("\n")
 	return b.String()

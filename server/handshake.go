@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"time"
 
 	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
@@ -113,6 +114,12 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 	}
 	c.stats.sent.Add(1)
 	c.s.stats.sent.Add(1)
+	// As ZooKeeper's cons after a handshake: lop=SESS, the session's
+	// zxid and the handshake's latency.
+	c.stats.lastOp.Store(int32(wire.OpCreateSession))
+	now := time.Now()
+	c.s.stats.latency.observe(c.created, now)
+	c.stats.responded(c.created, now, c.lastAt)
 	return ok
 }
 

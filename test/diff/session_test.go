@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/paddockzk/paddock/test/oracle"
 	"github.com/paddockzk/paddock/test/zktest"
+	"github.com/stretchr/testify/require"
 )
 
 // The session handshake and lifecycle at the wire level. These scenarios
@@ -374,5 +376,58 @@ func TestConsSessionCounters(t *testing.T) {
 			}
 		}
 		t.Errorf("no cons line for the session %#x", resp.SessionID)
+	})
+}
+
+// TestConsFieldsAfterConnectAndCrst: a new session's cons line says
+// lop=SESS with the handshake counted in its latencies, and crst resets
+// the last operation, zxid, response time and latencies as well as the
+// counts (Paddock printed lop=NA, the server's zxid, the time of the
+// cons command and zero latencies, and crst reset only the counts). Not
+// parallel: crst resets every connection of the shared oracle.
+func TestConsFieldsAfterConnectAndCrst(t *testing.T) {
+	sessBoth(t, func(t *testing.T, addr string, _ bool, note func(string, ...any)) {
+		c, resp := newSession(t, addr, 10000)
+		sid := fmt.Sprintf("sid=0x%x,", resp.SessionID)
+		fields := func() map[string]string {
+			for _, line := range strings.Split(fourLetter(t, addr, "cons"), "\n") {
+				if i := strings.Index(line, "(queued="); i >= 0 && strings.Contains(line, sid) {
+					kv := map[string]string{}
+					for _, f := range strings.Split(strings.TrimSuffix(line[i+1:], ")"), ",") {
+						k, v, _ := strings.Cut(f, "=")
+						kv[k] = v
+					}
+					return kv
+				}
+			}
+			t.Fatalf("no cons line for the session %#x", resp.SessionID)
+			return nil
+		}
+		latencies := func(kv map[string]string) string {
+			n := func(k string) int64 {
+				v, err := strconv.ParseInt(kv[k], 10, 64)
+				require.NoError(t, err, k)
+				return v
+			}
+			if n("minlat") <= n("avglat") && n("avglat") <= n("maxlat") && n("llat") <= n("maxlat") {
+				return "min <= avg <= max, last <= max"
+			}
+			return fmt.Sprintf("inconsistent llat=%s minlat=%s avglat=%s maxlat=%s", kv["llat"], kv["minlat"], kv["avglat"], kv["maxlat"])
+		}
+		kv := fields()
+		note("after connect: lop=%s lcxid=%s lresp set=%v latencies %s", kv["lop"], kv["lcxid"], kv["lresp"] != "0", latencies(kv))
+		c.request(1, wire.OpExists, &wire.PathWatchRequest{Path: "/"})
+		c.reply(waitTimeout)
+		kv = fields()
+		note("after exists: lop=%s lcxid=%s latencies %s", kv["lop"], kv["lcxid"], latencies(kv))
+		require.Equal(t, "Connection stats reset.\n", fourLetter(t, addr, "crst"))
+		kv = fields()
+		note("after crst: recved=%s sent=%s lop=%s lzxid=%s lresp=%s llat=%s minlat=%s avglat=%s maxlat=%s",
+			kv["recved"], kv["sent"], kv["lop"], kv["lzxid"], kv["lresp"], kv["llat"], kv["minlat"], kv["avglat"], kv["maxlat"])
+		c.request(2, wire.OpExists, &wire.PathWatchRequest{Path: "/"})
+		c.reply(waitTimeout)
+		kv = fields()
+		note("after crst and exists: recved=%s sent=%s lop=%s lcxid=%s lzxid set=%v lresp set=%v latencies %s",
+			kv["recved"], kv["sent"], kv["lop"], kv["lcxid"], kv["lzxid"] != "0xffffffffffffffff", kv["lresp"] != "0", latencies(kv))
 	})
 }
