@@ -55,8 +55,11 @@ func testNodeConfig(id string, peers []Peer, stores *Stores, clusterLn net.Liste
 	cfg := DefaultConfig()
 	cfg.ID, cfg.Peers, cfg.Stores, cfg.Port, cfg.ClusterListener = id, peers, stores, 0, clusterLn
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.Raft = RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
-		LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
+	// A leader that hears from no quorum for the lease steps down: under
+	// the race detector on a loaded machine 50 ms went by often enough to
+	// lose a write mid-test ("leadership lost while committing log").
+	cfg.Raft = RaftTimers{Heartbeat: 200 * time.Millisecond, Election: 200 * time.Millisecond,
+		LeaderLease: 200 * time.Millisecond, Commit: 2 * time.Millisecond}
 	return cfg
 }
 
