@@ -53,16 +53,24 @@ type target struct {
 	hosts string
 	root  string
 	admin *client.Conn
+	zk    *zktest.Server // nil for Apache ZooKeeper
 }
 
 func newTarget(t *testing.T) *target {
 	kazooPython(t)
+	return targetOn(t, os.Getenv(oracle.Env))
+}
+
+// targetOn returns a target on Apache ZooKeeper at oracleAddr, or on a
+// fresh in-process Paddock server if oracleAddr is empty.
+func targetOn(t *testing.T, oracleAddr string) *target {
 	tg := &target{t: t, root: "/interop"}
-	if addr := os.Getenv(oracle.Env); addr != "" {
-		tg.hosts = addr
+	if oracleAddr != "" {
+		tg.hosts = oracleAddr
 		tg.root = fmt.Sprintf("/interop-%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
 	} else {
-		tg.hosts = zktest.Start(t).Addr()
+		tg.zk = zktest.Start(t)
+		tg.hosts = tg.zk.Addr()
 	}
 	tg.admin = tg.connect()
 	if tg.root != "/interop" {
