@@ -143,7 +143,8 @@ public class CuratorAgent {
             Thread t = new Thread(() -> {
                 String reply;
                 try {
-                    reply = "ok" + run(w);
+                    String r = run(w);
+                    reply = r == null ? null : "ok" + r; // null: answered elsewhere
                 } catch (Throwable e) {
                     reply = "err " + e.toString().replace('\n', ' ');
                 }
