@@ -39,7 +39,8 @@
 //   cache NAME PATH             CuratorCache started: ok; ev NAME create|change|
 //                               delete PATH DATA, ev NAME initialized
 //   cachedump NAME              ok PATH=DATA,... (sorted; "-" if none)
-//   pwatch NAME PATH            recursive PersistentWatcher: ok; ev NAME TYPE PATH
+//   pwatch NAME PATH            recursive PersistentWatcher, ok once registered;
+//                               ev NAME TYPE PATH
 //   close NAME                  close a latch, cache or watcher: ok
 //   shared PATH T N             T threads, each its own SharedCount, N times
 //                               trySetCount(v+1) until it succeeds: ok done
@@ -56,6 +57,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.RetryPolicy;
@@ -262,8 +264,13 @@ public class CuratorAgent {
                 String name = w[2];
                 PersistentWatcher pw = new PersistentWatcher(client, w[3], true);
                 pw.getListenable().addListener(e -> say("ev " + name + " " + e.getType() + " " + e.getPath()));
+                CountDownLatch registered = new CountDownLatch(1);
+                pw.getResetListenable().addListener(registered::countDown);
                 closers.put(name, pw);
-                pw.start();
+                pw.start(); // registers the watch in the background
+                if (!registered.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("persistent watch on " + w[3] + " not registered");
+                }
                 return "";
             }
             case "close":
