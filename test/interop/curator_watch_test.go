@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -142,7 +143,6 @@ func TestCuratorEnsembleTracker(t *testing.T) {
 		if w := strings.ReplaceAll(strings.TrimSpace(string(want)), "\n", "|"); cfg != w && !(cfg == "-" && w == "") {
 			t.Errorf("getConfig().forEnsemble() = %q, /zookeeper/config holds %q", cfg, want)
 		}
-		t.Logf("/zookeeper/config: %q", cfg)
 		a.expect(tg.hosts, "connstr")
 		if tg.zk != nil {
 			tg.zk.DropConnections()
@@ -153,4 +153,64 @@ func TestCuratorEnsembleTracker(t *testing.T) {
 		}
 		a.expect(fmt.Sprint(tg.root), "create", tg.root, "-")
 	})
+}
+
+// Connection states (Paddock only: the test drops connections and expires
+// the session through zktest): SUSPENDED then RECONNECTED on a dropped
+// connection, with an InterProcessMutex still held; LOST on expiry, with
+// the lock gone (as Curator documents: after LOST the lock is not held).
+func TestCuratorConnectionStates(t *testing.T) {
+	compileCurator(t)
+	tg := targetOn(t, "")
+	ctx := tg.ctx()
+	dir := tg.path("lock")
+	a := tg.curator("a")
+	a.expectEvent("state", "CONNECTED")
+	goLock := recipes.NewMutex(tg.connect(), dir, curator)
+
+	a.expect("held", "hold", "h1", "mutex", dir)
+	kids, _, err := tg.admin.Children(ctx, dir)
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("lock children %v, %v", kids, err)
+	}
+	tg.zk.DropConnections()
+	a.expectEvent("state", "SUSPENDED")
+	a.expectEvent("state", "RECONNECTED")
+	if after, _, _ := tg.admin.Children(ctx, dir); fmt.Sprint(after) != fmt.Sprint(kids) {
+		t.Fatalf("lock children %v after a drop, want %v", after, kids)
+	}
+	if _, err := goLock.TryLock(ctx); !errors.Is(err, recipes.ErrLocked) {
+		t.Fatalf("Go TryLock while Curator holds across a drop: %v", err)
+	}
+	a.expect("released", "release", "h1")
+	tg.waitChildren(dir, 0)
+
+	a.expect("held", "hold", "h2", "mutex", dir)
+	before := a.do("session")
+	id, err := strconv.ParseInt(before, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.zk.ExpireSession(id); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for len(states) == 0 || states[len(states)-1] != "RECONNECTED" {
+		states = append(states, a.event("state"))
+	}
+	if s := strings.Join(states, " "); s != "SUSPENDED LOST RECONNECTED" && s != "LOST RECONNECTED" {
+		t.Errorf("states after expiry: %s, want [SUSPENDED] LOST RECONNECTED", s)
+	}
+	tg.waitChildren(dir, 0)
+	if _, err := goLock.TryLock(ctx); err != nil {
+		t.Fatalf("Go TryLock after the Curator holder's session expired: %v", err)
+	}
+	if err := goLock.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.expect("released", "release", "h2") // the node is gone: no error
+	if after := a.do("session"); after == before {
+		t.Errorf("session %s unchanged after expiry", after)
+	}
+	a.expect("acquired", "try", "mutex", dir)
 }
