@@ -269,3 +269,59 @@ func TestCuratorLeaderLatch(t *testing.T) {
 		}
 	})
 }
+
+// InterProcessSemaphoreV2 and a Paddock Semaphore in Curator mode share
+// the leases of one path.
+func TestCuratorSemaphore(t *testing.T) {
+	forEachServer(t, func(t *testing.T, tg *target) {
+		ctx := tg.ctx()
+		dir := tg.path("sem")
+		a := tg.curator("a")
+		a.expect("held", "hold", "s1", "sem:2", dir)
+		sem := recipes.NewSemaphore(tg.connect(), dir, 2, curator)
+		l1, err := sem.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("Go Acquire beside one Curator lease of 2: %v", err)
+		}
+		a.expect("busy", "try", "sem:2", dir)
+		if _, err := sem.TryAcquire(ctx); !errors.Is(err, recipes.ErrNoLeases) {
+			t.Fatalf("Go TryAcquire with both leases taken: %v", err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			l, err := sem.Acquire(ctx)
+			if err == nil {
+				err = sem.Release(ctx, l)
+			}
+			got <- err
+		}()
+		tg.waitChildren(dir+"/locks", 1)
+		a.expect("released", "release", "s1")
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+		a.expect("acquired", "try", "sem:2", dir)
+
+		// Go holds both leases; a Curator acquirer waits for one.
+		l2, err := sem.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := a.send("hold", "s2", "sem:2", dir)
+		tg.waitChildren(dir+"/locks", 1)
+		if held.answered() {
+			t.Fatal("Curator took a third lease of 2")
+		}
+		if err := sem.Release(ctx, l1); err != nil {
+			t.Fatal(err)
+		}
+		held.wait()
+		if _, err := sem.TryAcquire(ctx); !errors.Is(err, recipes.ErrNoLeases) {
+			t.Fatalf("Go TryAcquire with both leases taken: %v", err)
+		}
+		a.expect("released", "release", "s2")
+		if err := sem.Release(ctx, l2); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -26,8 +26,9 @@
 //                               joined with "|", "-" if empty)
 //   connstr                     ok the current connection string
 //   session                     ok SESSIONID (decimal)
-//   hold NAME KIND PATH         acquire KIND (mutex, read, write) on a
-//                               thread of its own: ok held
+//   hold NAME KIND PATH         acquire KIND (mutex, read, write, or sem:N: an
+//                               InterProcessSemaphoreV2 lease) on a thread
+//                               of its own: ok held
 //   release NAME                that thread releases: ok released
 //   try KIND PATH               acquire(0): ok acquired (and releases) | ok busy
 //   participants KIND PATH      ok NAME,NAME... in Curator's order
@@ -73,8 +74,11 @@ import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.recipes.watch.PersistentWatcher;
@@ -227,7 +231,7 @@ public class CuratorAgent {
                 return null; // the holder answers
             }
             case "try": {
-                InterProcessMutex m = lock(w[2], w[3]);
+                InterProcessLock m = locker(w[2], w[3]);
                 if (!m.acquire(0, TimeUnit.MILLISECONDS)) {
                     return " busy";
                 }
@@ -340,13 +344,43 @@ public class CuratorAgent {
         }
     }
 
+    // locker returns a lock of kind mutex, read, write or sem:N (an
+    // InterProcessSemaphoreV2 of N leases, one taken per acquire).
+    static InterProcessLock locker(String kind, String path) {
+        if (!kind.startsWith("sem:")) {
+            return lock(kind, path);
+        }
+        InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, path, Integer.parseInt(kind.substring(4)));
+        return new InterProcessLock() {
+            Lease lease;
+
+            public void acquire() throws Exception {
+                lease = sem.acquire();
+            }
+
+            public boolean acquire(long time, TimeUnit unit) throws Exception {
+                lease = sem.acquire(time, unit);
+                return lease != null;
+            }
+
+            public void release() throws Exception {
+                lease.close();
+                lease = null;
+            }
+
+            public boolean isAcquiredInThisProcess() {
+                return lease != null;
+            }
+        };
+    }
+
     // hold acquires on a thread of its own (Curator's locks are held by a
     // thread), answers, and releases on the same thread when told to.
     static void hold(String[] w) {
         String tag = w[0], name = w[2];
         SynchronousQueue<String> q = new SynchronousQueue<>();
         holders.put(name, q);
-        InterProcessMutex m = lock(w[3], w[4]);
+        InterProcessLock m = locker(w[3], w[4]);
         try {
             m.acquire();
             say(tag + " ok held");
