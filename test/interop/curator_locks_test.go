@@ -325,3 +325,50 @@ func TestCuratorSemaphore(t *testing.T) {
 		}
 	})
 }
+
+// DistributedDoubleBarrier and Paddock DoubleBarriers on one path: nobody
+// enters before all four have arrived, nobody leaves before all have left.
+func TestCuratorDoubleBarrier(t *testing.T) {
+	forEachServer(t, func(t *testing.T, tg *target) {
+		ctx := tg.ctx()
+		dir := tg.path("barrier")
+		a := tg.curator("a")
+		c1 := a.send("hold", "b1", "dbar:4", dir)
+		c2 := a.send("hold", "b2", "dbar:4", dir)
+		var gos []*recipes.DoubleBarrier
+		entered := make(chan error, 2)
+		for i := 0; i < 2; i++ {
+			b := recipes.NewDoubleBarrier(tg.connect(), dir, 4)
+			gos = append(gos, b)
+			tg.waitChildren(dir, 2+i)
+			if c1.answered() || c2.answered() || len(entered) > 0 {
+				t.Fatalf("entered with %d of 4 members", 2+i)
+			}
+			go func() { entered <- b.Enter(ctx) }()
+		}
+		c1.wait()
+		c2.wait()
+		for range gos {
+			if err := <-entered; err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		l1 := a.send("release", "b1")
+		left := make(chan error, 2)
+		go func() { left <- gos[0].Leave(ctx) }()
+		l2 := a.send("release", "b2")
+		if l1.answered() || l2.answered() || len(left) > 0 {
+			t.Fatal("left before the last member left")
+		}
+		if err := gos[1].Leave(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-left; err != nil {
+			t.Fatal(err)
+		}
+		if r := l1.wait() + " " + l2.wait(); r != "released released" {
+			t.Fatalf("Curator leave: %s", r)
+		}
+	})
+}

@@ -26,9 +26,10 @@
 //                               joined with "|", "-" if empty)
 //   connstr                     ok the current connection string
 //   session                     ok SESSIONID (decimal)
-//   hold NAME KIND PATH         acquire KIND (mutex, read, write, or sem:N: an
-//                               InterProcessSemaphoreV2 lease) on a thread
-//                               of its own: ok held
+//   hold NAME KIND PATH         acquire KIND (mutex, read, write, sem:N: an
+//                               InterProcessSemaphoreV2 lease, dbar:N: enter
+//                               a DistributedDoubleBarrier of N, release
+//                               leaves) on a thread of its own: ok held
 //   release NAME                that thread releases: ok released
 //   try KIND PATH               acquire(0): ok acquired (and releases) | ok busy
 //   participants KIND PATH      ok NAME,NAME... in Curator's order
@@ -69,6 +70,7 @@ import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -347,6 +349,9 @@ public class CuratorAgent {
     // locker returns a lock of kind mutex, read, write or sem:N (an
     // InterProcessSemaphoreV2 of N leases, one taken per acquire).
     static InterProcessLock locker(String kind, String path) {
+        if (kind.startsWith("dbar:")) {
+            return barrier(path, Integer.parseInt(kind.substring(5)));
+        }
         if (!kind.startsWith("sem:")) {
             return lock(kind, path);
         }
@@ -370,6 +375,34 @@ public class CuratorAgent {
 
             public boolean isAcquiredInThisProcess() {
                 return lease != null;
+            }
+        };
+    }
+
+    // barrier is a DistributedDoubleBarrier of n members: acquire enters,
+    // release leaves.
+    static InterProcessLock barrier(String path, int n) {
+        DistributedDoubleBarrier b = new DistributedDoubleBarrier(client, path, n);
+        return new InterProcessLock() {
+            boolean in;
+
+            public void acquire() throws Exception {
+                in = b.enter(1, TimeUnit.DAYS);
+            }
+
+            public boolean acquire(long time, TimeUnit unit) throws Exception {
+                return in = b.enter(time, unit);
+            }
+
+            public void release() throws Exception {
+                if (!b.leave(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("leave timed out");
+                }
+                in = false;
+            }
+
+            public boolean isAcquiredInThisProcess() {
+                return in;
             }
         };
     }
