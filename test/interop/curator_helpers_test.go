@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/paddockzk/paddock/test/oracle"
+	"github.com/paddockzk/paddock/test/zktest"
 )
 
 // The Curator tests drive Apache Curator 5 (Debian's libcurator-recipes-java)
@@ -89,11 +91,20 @@ func compileCurator(t *testing.T) {
 	}
 }
 
+// curatorPaddock starts the in-process Paddock server of a Curator test.
+// The agent asks for a 10 s session, which zktest's default bounds (20
+// ticks of 100 ms) would cut to 2 s: shorter than the Java client can take
+// to reconnect (1 s after its last try of every host, plus up to 1 s).
+func curatorPaddock(t *testing.T) *target {
+	compileCurator(t)
+	return targetOn(t, "", zktest.WithSessionTimeouts(200*time.Millisecond, 40*time.Second))
+}
+
 // forEachServer runs f against an in-process Paddock server and, when
 // ZK_ORACLE is set, against Apache ZooKeeper too, as subtests.
 func forEachServer(t *testing.T, f func(t *testing.T, tg *target)) {
 	compileCurator(t)
-	t.Run("paddock", func(t *testing.T) { f(t, targetOn(t, "")) })
+	t.Run("paddock", func(t *testing.T) { f(t, curatorPaddock(t)) })
 	if addr := os.Getenv(oracle.Env); addr != "" {
 		t.Run("zookeeper", func(t *testing.T) { f(t, targetOn(t, addr)) })
 	}
@@ -136,8 +147,15 @@ func (tg *target) curator(name string) *curatorAgent {
 	tg.t.Helper()
 	a := &curatorAgent{t: tg.t, name: name, exited: make(chan struct{}),
 		replies: map[string]chan string{}, events: map[string]chan string{}}
-	cmd := exec.Command("java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", curatorClasspath(curatorClasses), "CuratorAgent", tg.hosts)
+	args := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+	cp := curatorClasspath(curatorClasses)
+	// CURATOR_AGENT_LOG=debug (or info...) logs Curator and ZooKeeper to
+	// the agent's stderr, shown when a test fails (Debian's slf4j-simple).
+	if level := os.Getenv("CURATOR_AGENT_LOG"); level != "" {
+		cp += string(os.PathListSeparator) + filepath.Join(curatorJarDir, "slf4j-simple.jar")
+		args = append(args, "-Dorg.slf4j.simpleLogger.defaultLogLevel="+level, "-Dorg.slf4j.simpleLogger.showDateTime=true")
+	}
+	cmd := exec.Command("java", append(args, "-cp", cp, "CuratorAgent", tg.hosts)...)
 	cmd.Stderr = &a.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -262,7 +280,7 @@ func (a *curatorAgent) do(words ...any) string {
 func (a *curatorAgent) expect(want string, words ...any) {
 	a.t.Helper()
 	if got := a.do(words...); got != want {
-		a.t.Fatalf("curator agent %s: %v -> %q, want %q", a.name, words, got, want)
+		a.t.Fatalf("curator agent %s: %v -> %q, want %q; stderr:\n%s", a.name, words, got, want, a.stderr.String())
 	}
 }
 
@@ -283,8 +301,20 @@ func (a *curatorAgent) event(src string) string {
 func (a *curatorAgent) expectEvent(src, want string) {
 	a.t.Helper()
 	if got := a.event(src); got != want {
-		a.t.Fatalf("curator agent %s: %s event %q, want %q", a.name, src, got, want)
+		a.t.Fatalf("curator agent %s: %s event %q, want %q; stderr:\n%s", a.name, src, got, want, a.stderr.String())
 	}
+}
+
+// someEvents returns the next n events of src, sorted: for events whose order
+// is not defined.
+func (a *curatorAgent) someEvents(src string, n int) []string {
+	a.t.Helper()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = a.event(src)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // noEvent checks that src reports nothing for d.

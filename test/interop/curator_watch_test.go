@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ func TestCuratorCache(t *testing.T) {
 		a.expect("", "cache", "c", root)
 		a.expectEvent("c", "initialized")
 		a.expect("", "pwatch", "w", root)
+		a.expectEvent("w", "registered")
 
 		steps := []struct {
 			do   func() error
@@ -160,8 +162,7 @@ func TestCuratorEnsembleTracker(t *testing.T) {
 // connection, with an InterProcessMutex still held; LOST on expiry, with
 // the lock gone (as Curator documents: after LOST the lock is not held).
 func TestCuratorConnectionStates(t *testing.T) {
-	compileCurator(t)
-	tg := targetOn(t, "")
+	tg := curatorPaddock(t)
 	ctx := tg.ctx()
 	dir := tg.path("lock")
 	a := tg.curator("a")
@@ -213,4 +214,67 @@ func TestCuratorConnectionStates(t *testing.T) {
 		t.Errorf("session %s unchanged after expiry", after)
 	}
 	a.expect("acquired", "try", "mutex", dir)
+}
+
+// CuratorCache and a PersistentWatcher keep following a path across a
+// dropped connection (the client re-registers the persistent watch, and
+// Curator adds it again) and across a session expiry (Curator adds it on
+// the new session and the cache reloads): every change is seen once.
+func TestCuratorCacheReconnect(t *testing.T) {
+	tg := curatorPaddock(t)
+	ctx := tg.ctx()
+	root := tg.path("cache")
+	mustCreate(t, tg, tg.root, "")
+	mustCreate(t, tg, root, "r")
+	a := tg.curator("a")
+	a.expectEvent("state", "CONNECTED")
+	a.expect("", "cache", "c", root)
+	a.expectEvent("c", "create "+root+" r")
+	a.expectEvent("c", "initialized")
+	a.expect("", "pwatch", "w", root)
+	a.expectEvent("w", "registered")
+
+	set := func(p, data string) {
+		t.Helper()
+		if _, err := tg.admin.Set(ctx, p, []byte(data), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cache's events, of its watch and of its reload, come in no
+	// defined order.
+	cacheSees := func(want ...string) {
+		t.Helper()
+		sort.Strings(want)
+		if got := a.someEvents("c", len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("cache events %q, want %q", got, want)
+		}
+	}
+
+	tg.zk.DropConnections()
+	a.expectEvent("state", "SUSPENDED")
+	a.expectEvent("state", "RECONNECTED")
+	a.expectEvent("w", "registered")
+	mustCreate(t, tg, root+"/x", "1")
+	set(root, "r2")
+	cacheSees("create "+root+"/x 1", "change "+root+" r2")
+	a.expectEvent("w", "NodeCreated "+root+"/x")
+	a.expectEvent("w", "NodeDataChanged "+root) // once: no duplicate before it
+
+	id, err := strconv.ParseInt(a.do("session"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.zk.ExpireSession(id); err != nil {
+		t.Fatal(err)
+	}
+	for s := ""; s != "RECONNECTED"; {
+		s = a.event("state")
+	}
+	a.expectEvent("w", "registered")
+	set(root+"/x", "2")
+	set(root, "r3")
+	cacheSees("change "+root+"/x 2", "change "+root+" r3")
+	a.expectEvent("w", "NodeDataChanged "+root+"/x")
+	a.expectEvent("w", "NodeDataChanged "+root)
+	a.expect(root+"/x=2,"+root+"=r3", "cachedump", "c")
 }

@@ -62,14 +62,15 @@ func newTarget(t *testing.T) *target {
 }
 
 // targetOn returns a target on Apache ZooKeeper at oracleAddr, or on a
-// fresh in-process Paddock server if oracleAddr is empty.
-func targetOn(t *testing.T, oracleAddr string) *target {
+// fresh in-process Paddock server (started with opts) if oracleAddr is
+// empty.
+func targetOn(t *testing.T, oracleAddr string, opts ...zktest.Option) *target {
 	tg := &target{t: t, root: "/interop"}
 	if oracleAddr != "" {
 		tg.hosts = oracleAddr
 		tg.root = fmt.Sprintf("/interop-%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
 	} else {
-		tg.zk = zktest.Start(t)
+		tg.zk = zktest.Start(t, opts...)
 		tg.hosts = tg.zk.Addr()
 	}
 	tg.admin = tg.connect()

@@ -42,7 +42,9 @@
 //                               delete PATH DATA, ev NAME initialized
 //   cachedump NAME              ok PATH=DATA,... (sorted; "-" if none)
 //   pwatch NAME PATH            recursive PersistentWatcher, ok once registered;
-//                               ev NAME TYPE PATH
+//                               ev NAME TYPE PATH (node events only), and
+//                               ev NAME registered whenever Curator (re)adds
+//                               the watch
 //   close NAME                  close a latch, cache or watcher: ok
 //   shared PATH T N             T threads, each its own SharedCount, N times
 //                               trySetCount(v+1) until it succeeds: ok done
@@ -89,6 +91,7 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
@@ -269,9 +272,16 @@ public class CuratorAgent {
             case "pwatch": {
                 String name = w[2];
                 PersistentWatcher pw = new PersistentWatcher(client, w[3], true);
-                pw.getListenable().addListener(e -> say("ev " + name + " " + e.getType() + " " + e.getPath()));
+                pw.getListenable().addListener(e -> {
+                    if (e.getType() != Watcher.Event.EventType.None) { // not connection states
+                        say("ev " + name + " " + e.getType() + " " + e.getPath());
+                    }
+                });
                 CountDownLatch registered = new CountDownLatch(1);
-                pw.getResetListenable().addListener(registered::countDown);
+                pw.getResetListenable().addListener(() -> {
+                    say("ev " + name + " registered");
+                    registered.countDown();
+                });
                 closers.put(name, pw);
                 pw.start(); // registers the watch in the background
                 if (!registered.await(30, TimeUnit.SECONDS)) {
