@@ -18,8 +18,10 @@ import (
 //
 // The secure client port (ZooKeeper's secureClientPort) serves the same
 // protocol over TLS. With ClientAuth set to verify certificates, a
-// client's certificate subject becomes an "x509" identity usable in ACLs
-// (x509:CN=app,O=example), as ZooKeeper's X509AuthenticationProvider.
+// client's certificate subject becomes an "x509" identity usable in ACLs,
+// in the RFC 2253 form Java prints and ZooKeeper's
+// X509AuthenticationProvider uses (x509:O=example,CN=app for
+// openssl's -subj /CN=app/O=example; see x500name.go).
 
 // TLSFiles names PEM files, the way ZooKeeper 3.8 accepts PEM key and trust
 // stores (ssl.keyStore.location with ssl.keyStore.type=PEM).
@@ -124,7 +126,13 @@ func x509Identity(nc net.Conn) (wire.Id, bool) {
 	if len(st.PeerCertificates) == 0 || len(st.VerifiedChains) == 0 {
 		return wire.Id{}, false
 	}
-	return wire.Id{Scheme: "x509", ID: st.PeerCertificates[0].Subject.String()}, true
+	id, err := x509ClientID(st.PeerCertificates[0])
+	if err != nil {
+		// Go's parser accepted a subject Java refuses: ZooKeeper would
+		// refuse the certificate, so the client gets no x509 identity.
+		return wire.Id{}, false
+	}
+	return wire.Id{Scheme: "x509", ID: id}, true
 }
 
 // tlsHandshake completes a TLS handshake within the handshake timeout.
