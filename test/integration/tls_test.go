@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"io"
 	"math/big"
 	"net"
@@ -62,6 +63,19 @@ func (p *testPKI) certFor(t *testing.T, subject pkix.Name, ips []net.IP) tls.Cer
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
+// certRaw issues a client certificate whose subject is the DER Name raw.
+func (p *testPKI) certRaw(t *testing.T, raw []byte) tls.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	p.serial++
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), RawSubject: raw,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
 func (p *testPKI) serverConfig(t *testing.T, clientAuth tls.ClientAuthType) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{p.cert(t, pkix.Name{CommonName: "127.0.0.1"})},
 		ClientCAs: p.pool, RootCAs: p.pool, ClientAuth: clientAuth, MinVersion: tls.VersionTLS12}
@@ -108,6 +122,9 @@ func TestTLSClientCertificateIsX509Identity(t *testing.T) {
 	defer app.Close()
 	ids, err := app.WhoAmI(ctx)
 	require.NoError(t, err)
+	// ZooKeeper's id: the subject's X500Principal.getName(), RDNs last
+	// first (Go encodes O before CN; openssl's -subj /CN=app-1/O=... would
+	// give O=...,CN=app-1).
 	subject := "CN=app-1,O=Paddock Test"
 	require.Contains(t, ids, pclient.ClientInfo{AuthScheme: "x509", User: subject})
 
@@ -122,6 +139,64 @@ func TestTLSClientCertificateIsX509Identity(t *testing.T) {
 	defer anon.Close()
 	_, _, err = anon.Get(ctx, "/app-only")
 	require.ErrorIs(t, err, pclient.ErrNoAuth)
+}
+
+// TestTLSX509IdentityJavaForm: a subject with domain components, a
+// multi-valued RDN, serialNumber and characters RFC 2253 escapes is the
+// identity ZooKeeper would give it (Java's X500Principal.getName()), so an
+// ACL copied from ZooKeeper matches; the form Paddock used before (Go's
+// pkix.Name.String) does not.
+func TestTLSX509IdentityJavaForm(t *testing.T) {
+	t.Parallel()
+	pki := newPKI(t)
+	srv := zktest.Start(t, zktest.WithTLS(pki.serverConfig(t, tls.VerifyClientCertIfGiven)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	atv := func(oid asn1.ObjectIdentifier, v string) pkix.AttributeTypeAndValue {
+		return pkix.AttributeTypeAndValue{Type: oid, Value: v}
+	}
+	dc, uid := asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}
+	raw, err := asn1.Marshal(pkix.RDNSequence{
+		{atv(dc, "com")}, {atv(dc, "example")},
+		{atv(uid, "u1"), atv(asn1.ObjectIdentifier{2, 5, 4, 5}, "42")}, // one RDN; DER sorts serialNumber first
+		{atv(asn1.ObjectIdentifier{2, 5, 4, 3}, " a=b#c, \\d+<é>; ")},
+	})
+	require.NoError(t, err)
+	var rdns pkix.RDNSequence
+	_, err = asn1.Unmarshal(raw, &rdns)
+	require.NoError(t, err)
+	var subject pkix.Name
+	subject.FillFromRDNSequence(&rdns)
+	goForm := subject.String()
+	cert := pki.certRaw(t, raw)
+	app, err := pclient.Connect(ctx, []string{srv.SecureAddr()},
+		pclient.WithTLS(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{cert}}))
+	require.NoError(t, err)
+	defer app.Close()
+
+	javaForm := `CN=\ a\=b\#c\, \\d\+\<é\>\;\ ,2.5.4.5=#13023432+UID=u1,DC=example,DC=com`
+	ids, err := app.WhoAmI(ctx)
+	require.NoError(t, err)
+	require.Contains(t, ids, pclient.ClientInfo{AuthScheme: "x509", User: javaForm})
+
+	_, _, err = app.Create(ctx, "/java-form", nil, pclient.ModePersistent,
+		[]pclient.ACL{{Perms: pclient.PermAll, ID: pclient.Id{Scheme: "x509", ID: javaForm}}})
+	require.NoError(t, err)
+	_, _, err = app.Get(ctx, "/java-form")
+	require.NoError(t, err, "an ACL with Java's form of the subject admits the client")
+
+	// An ACL written with the old Go form no longer matches; setACL with
+	// the Java form (by a client the ACL admits) rewrites it.
+	require.NotEqual(t, javaForm, goForm)
+	_, _, err = app.Create(ctx, "/go-form", nil, pclient.ModePersistent,
+		[]pclient.ACL{{Perms: pclient.PermAll, ID: pclient.Id{Scheme: "x509", ID: goForm}}, pclient.WorldACL(pclient.PermAdmin)[0]})
+	require.NoError(t, err)
+	_, _, err = app.Get(ctx, "/go-form")
+	require.ErrorIs(t, err, pclient.ErrNoAuth, "x509:%s", goForm)
+	_, err = app.SetACL(ctx, "/go-form", []pclient.ACL{{Perms: pclient.PermAll, ID: pclient.Id{Scheme: "x509", ID: javaForm}}}, -1)
+	require.NoError(t, err)
+	_, _, err = app.Get(ctx, "/go-form")
+	require.NoError(t, err)
 }
 
 func TestTLSCluster(t *testing.T) {
