@@ -198,6 +198,11 @@ type Config struct {
 	// authenticates as that digest user bypasses every ACL (ZooKeeper's
 	// DigestAuthenticationProvider.superDigest).
 	SuperDigest string
+	// X509SuperUser is a TLS client identity (as x509 ids read, Java's
+	// X500Principal.getName()) that bypasses every ACL, as ZooKeeper's
+	// X509AuthenticationProvider.superUser: a client whose certificate
+	// gives this id also gets a "super" identity.
+	X509SuperUser string
 	// EnforceQuota makes hard quota limits (countHardLimit/byteHardLimit
 	// under /zookeeper/quota) refuse writes with QuotaExceeded, as
 	// ZooKeeper's enforceQuota; soft limits are only logged.

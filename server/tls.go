@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
 )
 
@@ -149,6 +150,11 @@ func (c *conn) tlsHandshake() bool {
 	_ = tc.SetDeadline(time.Time{})
 	if id, ok := x509Identity(tc); ok {
 		c.addIdentity(id)
+		if su := c.s.cfg.X509SuperUser; su != "" && id.ID == su {
+			// As ZooKeeper's X509AuthenticationProvider: the super user
+			// also gets a "super" id, which every ACL check lets through.
+			c.addIdentity(wire.Id{Scheme: fsm.SuperID.Scheme, ID: id.ID})
+		}
 	}
 	return true
 }

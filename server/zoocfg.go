@@ -481,6 +481,11 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		// Paddock always exports Prometheus metrics.
 	case "DigestAuthenticationProvider.superDigest":
 		cfg.SuperDigest = val
+	case "X509AuthenticationProvider.superUser":
+		// ZooKeeper reads it as the zookeeper.X509AuthenticationProvider
+		// .superUser system property, which any zoo.cfg key not its own
+		// becomes.
+		cfg.X509SuperUser = val
 	case "skipACL":
 		// Exactly "yes", as ZooKeeper's "yes".equals(...): true or YES
 		// leave ACLs on.

@@ -254,3 +254,12 @@ func TestZooCfgExactYesNo(t *testing.T) {
 		require.Equal(t, want, [2]bool{cfg.SkipACL, cfg.NoSync}, text)
 	}
 }
+
+// X509AuthenticationProvider.superUser (a system property ZooKeeper also
+// takes from zoo.cfg) names the x509 super user; it was logged as unused.
+func TestZooCfgX509SuperUser(t *testing.T) {
+	cfg, zc, err := loadZooCfg(t, "tickTime=2000\nclientPort=2181\ndataDir="+t.TempDir()+"\nX509AuthenticationProvider.superUser=O=example,CN=admin\n")
+	require.NoError(t, err)
+	require.Empty(t, zc.Unused)
+	require.Equal(t, "O=example,CN=admin", cfg.X509SuperUser)
+}

@@ -98,6 +98,7 @@ reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
 	f.StringVar(&cfg.ClusterTLSFiles.KeyFile, "cluster-tls-key", "", "PEM private key for the cluster port")
 	f.StringVar(&cfg.ClusterTLSFiles.TrustStore, "cluster-tls-ca", "", "PEM CA certificates peers' certificates must chain to")
 	f.StringVar(&cfg.SuperDigest, "super-digest", "", "super user digest user:base64(sha1(user:password)); that user bypasses ACLs")
+	f.StringVar(&cfg.X509SuperUser, "x509-super-user", "", "TLS client identity (as x509 ids read, e.g. \"O=example,CN=admin\") that bypasses ACLs")
 	f.BoolVar(&cfg.SkipACL, "skip-acl", false, "disable ACL checks (trusted test setups only)")
 	f.StringVar(&cfg.AdminAddr, "admin-addr", "", "serve the admin HTTP endpoints (/commands, /metrics, /healthz, /readyz, /cluster) on this address, e.g. 127.0.0.1:8080")
 	f.StringSliceVar(&cfg.AdminHosts, "admin-allowed-hosts", nil, "host names the admin endpoint accepts in the Host header of /snapshot, /debug/pprof and changes (IP addresses and localhost always)")
@@ -144,6 +145,7 @@ func overrideFromFlags(cmd *cobra.Command, dst, flags *server.Config) {
 	set("cluster-tls-ca", func() { dst.ClusterTLSFiles.TrustStore = flags.ClusterTLSFiles.TrustStore })
 	set("super-digest", func() { dst.SuperDigest = flags.SuperDigest })
 	set("skip-acl", func() { dst.SkipACL = flags.SkipACL })
+	set("x509-super-user", func() { dst.X509SuperUser = flags.X509SuperUser })
 }
 
 // zooCfgPath returns the zoo.cfg to read: --config, or the one positional

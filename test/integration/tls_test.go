@@ -245,3 +245,41 @@ func TestTLSCluster(t *testing.T) {
 	tc.Close()
 	require.ErrorIs(t, err, io.EOF, "a certificate naming another host is refused as a peer")
 }
+
+// TestTLSX509SuperUser: the client whose certificate gives the configured
+// X509AuthenticationProvider.superUser id bypasses ACLs and holds a super
+// identity, as in ZooKeeper; another client does not.
+func TestTLSX509SuperUser(t *testing.T) {
+	t.Parallel()
+	pki := newPKI(t)
+	const admin = "CN=admin,O=Paddock Test" // Go encodes O before CN: Java prints CN first
+	srv := zktest.Start(t, zktest.WithTLS(pki.serverConfig(t, tls.VerifyClientCertIfGiven)), zktest.WithX509SuperUser(admin))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dial := func(cn string) *pclient.Conn {
+		cert := pki.cert(t, pkix.Name{CommonName: cn, Organization: []string{"Paddock Test"}})
+		c, err := pclient.Connect(ctx, []string{srv.SecureAddr()},
+			pclient.WithTLS(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{cert}}))
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	app, root := dial("app"), dial("admin")
+	_, _, err := app.Create(ctx, "/private", []byte("x"), pclient.ModePersistent,
+		[]pclient.ACL{{Perms: pclient.PermAll, ID: pclient.Id{Scheme: "x509", ID: "CN=app,O=Paddock Test"}}})
+	require.NoError(t, err)
+	ids, err := root.WhoAmI(ctx)
+	require.NoError(t, err)
+	require.Contains(t, ids, pclient.ClientInfo{AuthScheme: "super", User: admin})
+	data, _, err := root.Get(ctx, "/private")
+	require.NoError(t, err, "the x509 super user reads a node whose ACL names another client")
+	require.Equal(t, []byte("x"), data)
+	require.NoError(t, root.Delete(ctx, "/private", -1))
+
+	other := dial("other")
+	_, _, err = other.Create(ctx, "/private2", nil, pclient.ModePersistent,
+		[]pclient.ACL{{Perms: pclient.PermAll, ID: pclient.Id{Scheme: "x509", ID: "CN=app,O=Paddock Test"}}})
+	require.NoError(t, err)
+	_, _, err = other.Get(ctx, "/private2")
+	require.ErrorIs(t, err, pclient.ErrNoAuth)
+}

@@ -101,6 +101,10 @@ func WithObservers(k int) Option { return func(o *options) { o.observers = k } }
 // (ZooKeeper's DigestAuthenticationProvider.superDigest).
 func WithSuperDigest(digest string) Option { return func(o *options) { o.cfg.SuperDigest = digest } }
 
+// WithX509SuperUser makes the TLS client whose x509 identity is id a super
+// user (ZooKeeper's X509AuthenticationProvider.superUser).
+func WithX509SuperUser(id string) Option { return func(o *options) { o.cfg.X509SuperUser = id } }
+
 // WithSkipACL disables ACL checks, as ZooKeeper's skipACL=yes.
 func WithSkipACL() Option { return func(o *options) { o.cfg.SkipACL = true } }
 
