@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -182,6 +183,11 @@ func readSnapshot(r io.Reader) (*FSM, error) {
 		if err := dec.Decode(&sn); err != nil {
 			return nil, fmt.Errorf("%w: node %d: %v", ErrBadSnapshot, i, err)
 		}
+		if !wellFormed(sn.Path) {
+			// A node at a path no create could make (no leading '/', an
+			// empty segment) would break the path index.
+			return nil, fmt.Errorf("%w: node %d: malformed path %q", ErrBadSnapshot, i, sn.Path)
+		}
 		if int(sn.ACL) >= len(f.acls.lists) {
 			return nil, fmt.Errorf("%w: node %q: bad ACL reference", ErrBadSnapshot, sn.Path)
 		}
@@ -202,6 +208,17 @@ func readSnapshot(r io.Reader) (*FSM, error) {
 	}
 	f.lastZxid = h.LastZxid
 	return f, f.reindex()
+}
+
+// wellFormed reports whether p has the shape of a node path: "/" or
+// '/'-separated non-empty names. It checks only what the tree's index
+// relies on, not every rule a create enforces (wire.ValidatePath), so a
+// snapshot written under older rules still loads.
+func wellFormed(p string) bool {
+	if p == RootPath {
+		return true
+	}
+	return strings.HasPrefix(p, "/") && !strings.HasSuffix(p, "/") && !strings.Contains(p, "//")
 }
 
 func (sn *snapNode) node() node {
