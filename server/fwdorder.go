@@ -113,7 +113,21 @@ type fwdCall struct {
 // started one after another are sent in that order. A tagged call (a
 // write) is answered by this node's apply of its entry, or by the leader
 // if it fails.
-func (f *forwarder) start(req *fwdRequest, tagged bool, lane *fwdLane) (*fwdCall, error) {
+func (f *forwarder) start(req *fwdRequest, tagged bool, lane *fwdLane) (call *fwdCall, err error) {
+	if lane != nil {
+		defer func() {
+			if err != nil {
+				// Not sent (no leader known yet, the leader connection
+				// broke): the write fails, and so must every later one
+				// of its connection, which the reader goes on proposing
+				// meanwhile; one sent once a leader is known would be
+				// applied after this one was not (a gap).
+				f.mu.Lock()
+				lane.broken = true
+				f.mu.Unlock()
+			}
+		}()
+	}
 	for attempt := 0; ; attempt++ {
 		c, w, err := f.connect()
 		if err != nil {
@@ -208,6 +222,7 @@ func (s *Server) startForward(peer string, req *fwdRequest) func() *fwdResponse 
 	}
 	resp := &fwdResponse{ID: req.ID}
 	answer := func() *fwdResponse { return resp }
+	s.transferGate.wait(s.ctx.Done())
 	switch {
 	case s.node.r.State() != raft.Leader:
 		resp.Err = errNoLeader.Error()

@@ -114,7 +114,7 @@ func (s *Server) applyMembership(op *membershipOp) error {
 		err = r.RemoveServer(raft.ServerID(op.ID), 0, membershipTimeout).Error()
 	case "transfer":
 		if op.ID == "" {
-			return r.LeadershipTransfer().Error()
+			return s.transferLeadership(func() raft.Future { return r.LeadershipTransfer() })
 		}
 		addr := ""
 		members, merr := s.Members()
@@ -129,7 +129,9 @@ func (s *Server) applyMembership(op *membershipOp) error {
 		if addr == "" {
 			return fmt.Errorf("paddock: no member %q", op.ID)
 		}
-		return r.LeadershipTransferToServer(raft.ServerID(op.ID), raft.ServerAddress(addr)).Error()
+		return s.transferLeadership(func() raft.Future {
+			return r.LeadershipTransferToServer(raft.ServerID(op.ID), raft.ServerAddress(addr))
+		})
 	default:
 		return fmt.Errorf("paddock: unknown membership change %q", op.Kind)
 	}

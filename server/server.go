@@ -69,6 +69,10 @@ type Server struct {
 	// commitNudge wakes pushCommits after each applied entry.
 	commitNudge chan struct{}
 
+	// transferGate holds this leader's proposals while it hands its
+	// leadership over (transfer.go).
+	transferGate gate
+
 	// failed is closed, and failure set, when the server stops itself
 	// (fatal.go).
 	failed   chan struct{}
@@ -380,6 +384,7 @@ func (s *Server) proposeOn(cmd *fsm.Command, lane *fwdLane) raft.ApplyFuture {
 	if err != nil {
 		return errFuture{err}
 	}
+	s.transferGate.wait(s.ctx.Done())
 	if s.isLeader() || !s.cfg.clustered() {
 		if owner := ownerChecked(cmd); owner != 0 && !s.ownedBy(owner, s.cfg.ID) {
 			return errFuture{wire.ErrSessionMoved}
