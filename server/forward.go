@@ -70,6 +70,11 @@ func readMsg(r io.Reader, v any) error {
 // serveForward runs on the leader for one follower connection.
 func (s *Server) serveForward(peer string, c net.Conn) {
 	defer c.Close()
+	select {
+	case <-s.nodeReady:
+	case <-s.ctx.Done():
+		return
+	}
 	stop := s.closeOnShutdown(c)
 	defer stop()
 	fw := newFrameWriter(c, s.cfg.WriteTimeout)

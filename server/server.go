@@ -69,6 +69,11 @@ type Server struct {
 	// commitNudge wakes pushCommits after each applied entry.
 	commitNudge chan struct{}
 
+	// nodeReady is closed once node is set: the cluster mux serves peers
+	// (forwarded requests) from before Raft starts, and a restarted node
+	// may lead, and be forwarded to, before New has stored its Raft.
+	nodeReady chan struct{}
+
 	// transferGate holds this leader's proposals while it hands its
 	// leadership over (transfer.go).
 	transferGate gate
@@ -89,7 +94,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, fsm: fsm.New(), started: time.Now(),
 		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn),
 		readers: make(map[int64]map[*conn]struct{}), perIP: make(map[string]int),
-		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1), failed: make(chan struct{})}
+		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1), failed: make(chan struct{}),
+		nodeReady: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.notifier = newNotifier(s.ctx.Done())
 	for range notifyWriters() {
@@ -117,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.node = node
+	close(s.nodeReady)
 	s.wg.Add(1)
 	go s.leaderDuties()
 	if s.cfg.clustered() {

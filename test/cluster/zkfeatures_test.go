@@ -171,7 +171,7 @@ func TestFourLetterWordsOfALeaderlessNode(t *testing.T) {
 	c := zktest.StartCluster(t, 3)
 	cut := (c.Leader() + 1) % 3
 	n := c.Node(cut).Server()
-	require.Contains(t, n.FourLetterWord("srvr"), "Mode: follower")
+	eventually(t, "the follower knows its leader", func() bool { return strings.Contains(n.FourLetterWord("srvr"), "Mode: follower") })
 	conf := n.FourLetterWord("conf")
 	require.Contains(t, conf, fmt.Sprintf("serverId=%d\n", cut+1), "conf names the node, as a quorum peer's")
 	require.Contains(t, conf, "membership: \nserver.1=")

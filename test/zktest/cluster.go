@@ -66,8 +66,11 @@ func (c *Cluster) nodeOptions(id string) options {
 	o.cfg.ID = id
 	o.cfg.Peers = append([]server.Peer(nil), c.peers...)
 	o.cfg.ClusterNet = c.net
-	o.cfg.Raft = server.RaftTimers{Heartbeat: 100 * time.Millisecond, Election: 100 * time.Millisecond,
-		LeaderLease: 50 * time.Millisecond, Commit: 2 * time.Millisecond}
+	// Short for tests, yet with room for a loaded machine: with a 50 ms
+	// lease a leader under the race detector stepped down mid-test often
+	// enough to fail a write with ConnectionLoss.
+	o.cfg.Raft = server.RaftTimers{Heartbeat: 200 * time.Millisecond, Election: 200 * time.Millisecond,
+		LeaderLease: 150 * time.Millisecond, Commit: 2 * time.Millisecond}
 	if o.commit > 0 {
 		o.cfg.Raft.Commit = o.commit
 	}
