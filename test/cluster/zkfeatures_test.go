@@ -172,9 +172,13 @@ func TestFourLetterWordsOfALeaderlessNode(t *testing.T) {
 	cut := (c.Leader() + 1) % 3
 	n := c.Node(cut).Server()
 	eventually(t, "the follower knows its leader", func() bool { return strings.Contains(n.FourLetterWord("srvr"), "Mode: follower") })
+	// The leader publishes /zookeeper/config once elected; this follower
+	// may apply it a moment later.
+	eventually(t, "the follower applies the membership", func() bool {
+		return strings.Contains(n.FourLetterWord("conf"), "membership: \nserver.1=")
+	})
 	conf := n.FourLetterWord("conf")
 	require.Contains(t, conf, fmt.Sprintf("serverId=%d\n", cut+1), "conf names the node, as a quorum peer's")
-	require.Contains(t, conf, "membership: \nserver.1=")
 	leader := c.Node(c.Leader()).Server()
 	synced := func() string {
 		for _, kv := range leader.MonitorValues() {
