@@ -177,7 +177,9 @@ func TestPipelinedWatchedWritesAreFlushedAsTheyGo(t *testing.T) {
 }
 
 // The events setWatches raises for changes the client missed come before
-// its reply, as in ZooKeeper.
+// its reply, as in ZooKeeper, and count as notifications in
+// paddock_watch_notifications_total, as in mntr's zk_notifications_sent
+// (the replay's were left out).
 func TestSetWatchesEventsComeBeforeItsReply(t *testing.T) {
 	srv, _, nc, br, _ := eventOrderSession(t) // /x created, exists watch set
 	st, ok := srv.FSM().Exists("/x")
@@ -188,34 +190,17 @@ func TestSetWatchesEventsComeBeforeItsReply(t *testing.T) {
 	var h wire.ReplyHeader
 	readRecord(t, br, &h) // the exists watch's own event
 	require.Equal(t, wire.XidNotification, h.Xid)
-	const xidSetWatches = -8
-	send(t, nc, &wire.RequestHeader{Xid: xidSetWatches, Op: wire.OpSetWatches},
-		&wire.SetWatches{RelativeZxid: st.Mzxid, DataWatches: []string{"/x"}})
-	got, _ := xids(t, br, 2)
-	require.Equal(t, []int32{wire.XidNotification, xidSetWatches}, got)
-}
-
-// The events a setWatches replay sends at once are notifications in
-// paddock_watch_notifications_total, as in mntr's zk_notifications_sent.
-func TestSetWatchesReplayEventsAreCounted(t *testing.T) {
-	srv, _, nc, br, _ := eventOrderSession(t) // /x created, exists watch set
-	st, ok := srv.FSM().Exists("/x")
-	require.True(t, ok)
-	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
-		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
-	require.NoError(t, err)
-	var h wire.ReplyHeader
-	readRecord(t, br, &h) // the exists watch's own event
 	counted := func() float64 {
 		var m dto.Metric
 		require.NoError(t, srv.metrics.notifications.WithLabelValues(wire.EventNodeDataChanged.String()).Write(&m))
 		return m.GetCounter().GetValue()
 	}
 	require.Equal(t, 1.0, counted())
-	send(t, nc, &wire.RequestHeader{Xid: -8, Op: wire.OpSetWatches},
+	const xidSetWatches = -8
+	send(t, nc, &wire.RequestHeader{Xid: xidSetWatches, Op: wire.OpSetWatches},
 		&wire.SetWatches{RelativeZxid: st.Mzxid, DataWatches: []string{"/x"}})
 	got, _ := xids(t, br, 2)
-	require.Equal(t, []int32{wire.XidNotification, -8}, got)
+	require.Equal(t, []int32{wire.XidNotification, xidSetWatches}, got)
 	require.Equal(t, 2.0, counted(), "the replayed NodeDataChanged was not counted")
 	require.Equal(t, uint64(2), srv.Watches().Stats().Notifications)
 }
