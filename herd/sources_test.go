@@ -212,3 +212,19 @@ func TestServerGoneEndsTheRuns(t *testing.T) {
 	require.False(t, rep.Results[0].Measured)
 	require.Contains(t, strings.Join(rep.Results[0].ErrorSamples, ";"), "lost the server")
 }
+
+// Against a server named by --server, the requests counted from its
+// zk_packets_received equal the contenders' own count once the pings,
+// handshakes and the mntr commands reading the counts are taken off:
+// Paddock counts handshakes and four-letter words as ZooKeeper does, so
+// both are corrected alike (Paddock's counts were taken as they were,
+// one packet per server too many per window).
+func TestServerRequestCountMatchesTheContenders(t *testing.T) {
+	srv := zktest.Start(t)
+	cfg := testConfig([]Recipe{MutexFair, MutexUnfair}, 3)
+	cfg.Servers = []string{srv.Addr()}
+	for _, r := range run(t, cfg).Results {
+		require.Equal(t, "server (packets received minus pings and handshakes)", r.RequestsSource, r.Recipe)
+		require.Equal(t, r.ClientRequests, r.Requests, "%s: server count against the contenders'", r.Recipe)
+	}
+}

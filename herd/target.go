@@ -29,11 +29,11 @@ type serverCount struct {
 	HasRequests   bool
 	RequestsPings bool // Requests includes pings
 	// RequestsConnects: Requests includes handshakes (ConnectRequest):
-	// Apache ZooKeeper counts them (and four-letter words) in
-	// zk_packets_received, Paddock does not.
+	// ZooKeeper and Paddock count them (and four-letter words) in
+	// zk_packets_received.
 	RequestsConnects bool
 	// SelfPackets is how many packets reading the counters adds to
-	// Requests.
+	// Requests (the mntr words themselves).
 	SelfPackets int64
 	CPU         time.Duration
 	HasCPU      bool
@@ -179,16 +179,13 @@ func (r *remote) version(ctx context.Context) string {
 
 func (r *remote) count(ctx context.Context) serverCount {
 	var c serverCount
-	notif, packets, paddock := true, true, true
+	notif, packets := true, true
 	for _, s := range r.servers {
 		kv, err := mntr(ctx, s)
 		if err != nil {
 			notif, packets = false, false
 			c.Err = err.Error()
 			break
-		}
-		if !strings.Contains(kv["zk_version"], "paddock") {
-			paddock = false
 		}
 		if v, err := strconv.ParseInt(kv["zk_notifications_sent"], 10, 64); err == nil {
 			c.Notifications += v
@@ -201,12 +198,10 @@ func (r *remote) count(ctx context.Context) serverCount {
 			packets = false
 		}
 	}
-	if !paddock {
-		// ZooKeeper also counts the mntr command itself: one packet
-		// per server in every difference of two counts.
-		c.SelfPackets = int64(len(r.servers))
-	}
-	c.HasNotifications, c.HasRequests, c.RequestsPings, c.RequestsConnects = notif, packets, true, !paddock
+	// Each server counts the mntr command itself: one packet per server
+	// in every difference of two counts.
+	c.SelfPackets = int64(len(r.servers))
+	c.HasNotifications, c.HasRequests, c.RequestsPings, c.RequestsConnects = notif, packets, true, true
 	if r.pid > 0 {
 		if cpu, err := pidCPU(r.pid); err == nil {
 			c.CPU, c.HasCPU, c.CPUTick = cpu, true, time.Second/clockTicks

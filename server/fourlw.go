@@ -27,7 +27,13 @@ var (
 )
 
 // fourLetterWord answers a four-letter word and closes the connection.
+// The word is a packet received, counted before its output is made, and
+// the output a packet sent, counted after, as ZooKeeper counts them
+// (checkFourLetterWord, sendBufferSync): srvr after srst says Received:
+// 1, Sent: 1 (srst's output).
 func (c *conn) fourLetterWord(word string) {
+	c.s.stats.received.Add(1)
+	defer c.s.stats.sent.Add(1)
 	var out string
 	if !c.s.fourLetterAllowed(word) {
 		out = word + " is not executed because it is not in the whitelist.\n"
