@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,16 +189,14 @@ func (s *Server) ensureConfig(ctx context.Context) {
 		return
 	}
 	members, err := s.Members()
-	if err != nil {
+	if err != nil || ctx.Err() != nil {
 		return
 	}
-	data, _, _ := s.fsm.Get(fsm.ConfigPath)
-	cfg := s.node.r.GetConfiguration()
-	if cfg.Error() != nil || ctx.Err() != nil {
-		return
-	}
-	if want := s.configData(members, int64(cfg.Index())); string(data) != string(want) {
-		if err := s.publishConfig(); err != nil {
+	// A membership the last leader did not get to publish gets a version
+	// above every earlier one: the zxid this leader has applied up to.
+	published, _ := s.publishedConfig()
+	if want, _, _ := strings.Cut(string(s.configData(members, 0, nil)), "version="); published != want {
+		if err := s.publishConfig(s.fsm.LastZxid(), nil); err != nil {
 			s.log.Warn("could not publish /zookeeper/config", "err", err)
 		}
 	}

@@ -59,6 +59,11 @@ type membershipOp struct {
 	ID       string `msgpack:"i"`
 	Addr     string `msgpack:"a,omitempty"`
 	Observer bool   `msgpack:"o,omitempty"`
+	// Election and Client are an added member's election port and
+	// client address (from reconfig's server.N=host:q:e;client), for
+	// /zookeeper/config only.
+	Election string `msgpack:"e,omitempty"`
+	Client   string `msgpack:"c,omitempty"`
 }
 
 // AddMember adds a voter (or an observer, a Raft non-voter). The new node
@@ -69,6 +74,16 @@ func (s *Server) AddMember(id, addr string, observer bool) error {
 		return fmt.Errorf("paddock: bad cluster address %q: %w", addr, err)
 	}
 	return s.changeMembership(&membershipOp{Kind: "add", ID: id, Addr: addr, Observer: observer})
+}
+
+// addPeer adds p as AddMember does, and publishes its election port and
+// client address in /zookeeper/config.
+func (s *Server) addPeer(p Peer) error {
+	if _, _, err := net.SplitHostPort(p.Addr); err != nil {
+		return fmt.Errorf("paddock: bad cluster address %q: %w", p.Addr, err)
+	}
+	return s.changeMembership(&membershipOp{Kind: "add", ID: p.ID, Addr: p.Addr, Observer: p.Observer,
+		Election: p.ElectionPort, Client: p.ClientAddr})
 }
 
 // RemoveMember removes a node from the configuration.
@@ -102,16 +117,16 @@ func (s *Server) changeMembership(op *membershipOp) error {
 // applyMembership runs on the leader.
 func (s *Server) applyMembership(op *membershipOp) error {
 	r := s.node.r
-	var err error
+	var change raft.IndexFuture
 	switch op.Kind {
 	case "add":
 		if op.Observer {
-			err = r.AddNonvoter(raft.ServerID(op.ID), raft.ServerAddress(op.Addr), 0, membershipTimeout).Error()
+			change = r.AddNonvoter(raft.ServerID(op.ID), raft.ServerAddress(op.Addr), 0, membershipTimeout)
 		} else {
-			err = r.AddVoter(raft.ServerID(op.ID), raft.ServerAddress(op.Addr), 0, membershipTimeout).Error()
+			change = r.AddVoter(raft.ServerID(op.ID), raft.ServerAddress(op.Addr), 0, membershipTimeout)
 		}
 	case "remove":
-		err = r.RemoveServer(raft.ServerID(op.ID), 0, membershipTimeout).Error()
+		change = r.RemoveServer(raft.ServerID(op.ID), 0, membershipTimeout)
 	case "transfer":
 		if op.ID == "" {
 			return s.transferLeadership(func() raft.Future { return r.LeadershipTransfer() })
@@ -135,10 +150,16 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	default:
 		return fmt.Errorf("paddock: unknown membership change %q", op.Kind)
 	}
-	if err != nil {
+	if err := change.Error(); err != nil {
 		return err
 	}
-	return s.publishConfig()
+	var added *Peer
+	if op.Kind == "add" {
+		added = &Peer{ID: op.ID, ElectionPort: op.Election, ClientAddr: op.Client}
+	}
+	// The configuration's version is the zxid of its change (ZooKeeper's:
+	// the reconfig's), here the Raft index of the configuration entry.
+	return s.publishConfig(int64(change.Index()), added)
 }
 
 // ConfigData renders the membership as ZooKeeper's dynamic config, the
@@ -146,10 +167,30 @@ func (s *Server) applyMembership(op *membershipOp) error {
 //
 //	server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181
 //	version=<hex zxid>
-func (s *Server) configData(members []Member, version int64) []byte {
+//
+// Raft keeps only a member's id and cluster address; the election port
+// and client address come from what /zookeeper/config says now (a member
+// added by reconfig: the state every node holds, so a new leader
+// publishes them too), then from this node's static configuration (an
+// operator's edit of a server line shows once this node leads), then
+// from added, a member being added.
+func (s *Server) configData(members []Member, version int64, added *Peer) []byte {
+	published, _, _ := s.fsm.Get(fsm.ConfigPath)
+	peers, _ := parseMemberList(string(published)) // what parses
+	peers = append(peers, s.cfg.Peers...)
+	if added != nil {
+		peers = append(peers, *added)
+	}
 	known := map[string]Peer{}
-	for _, p := range s.cfg.Peers {
-		known[p.ID] = p
+	for _, p := range peers {
+		k := known[p.ID]
+		if p.ElectionPort != "" {
+			k.ElectionPort = p.ElectionPort
+		}
+		if p.ClientAddr != "" {
+			k.ClientAddr = p.ClientAddr
+		}
+		known[p.ID] = k
 	}
 	var b strings.Builder
 	for _, m := range members {
@@ -173,17 +214,29 @@ func (s *Server) configData(members []Member, version int64) []byte {
 	return []byte(b.String())
 }
 
-// publishConfig writes the current membership into /zookeeper/config
-// (firing its watches, which Curator's EnsembleTracker follows).
-func (s *Server) publishConfig() error {
+// publishConfig writes the current membership, at version, into
+// /zookeeper/config (firing its watches, which Curator's EnsembleTracker
+// follows); added is a member just added, or nil.
+func (s *Server) publishConfig(version int64, added *Peer) error {
 	members, err := s.Members()
 	if err != nil {
 		return err
 	}
-	cfg := s.node.r.GetConfiguration()
-	if err := cfg.Error(); err != nil {
-		return err
-	}
-	_, err = s.apply(&fsm.Command{Type: fsm.CmdSetConfig, Data: s.configData(members, int64(cfg.Index()))})
+	_, err = s.apply(&fsm.Command{Type: fsm.CmdSetConfig, Data: s.configData(members, version, added)})
 	return err
+}
+
+// publishedConfig returns /zookeeper/config's member lines (without the
+// version line) and its version (-1 if it has none).
+func (s *Server) publishedConfig() (members string, version int64) {
+	data, _, _ := s.fsm.Get(fsm.ConfigPath)
+	members, v, ok := strings.Cut(string(data), "version=")
+	if !ok {
+		return members, -1
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 16, 64)
+	if err != nil {
+		return members, -1
+	}
+	return members, n
 }

@@ -86,7 +86,9 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	if err := cfg.Error(); err != nil {
 		return err
 	}
-	if r.CurConfigID != -1 && r.CurConfigID != int64(cfg.Index()) {
+	// fromConfig is the version /zookeeper/config gives (ZooKeeper
+	// compares it with its last seen configuration's).
+	if _, version := s.publishedConfig(); r.CurConfigID != -1 && r.CurConfigID != version {
 		return errReconfig{wire.ErrBadVersion}
 	}
 	current := map[string]bool{}
@@ -139,7 +141,7 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		}
 	}
 	for _, p := range join {
-		if err := s.AddMember(p.ID, p.Addr, p.Observer); err != nil {
+		if err := s.addPeer(p); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -275,4 +276,63 @@ func TestReconfigAfterEarlierWrites(t *testing.T) {
 		require.Equal(t, want.xid, h.Xid)
 		require.Equal(t, want.code, h.Err)
 	}
+}
+
+// Members added by reconfig keep their election port and client address
+// in /zookeeper/config, as ZooKeeper publishes them, across later changes
+// and a new leader (Curator's EnsembleTracker builds its connection
+// string from the client addresses; Paddock printed the quorum port twice
+// and no client address for a member it did not have in its static
+// configuration). The added members are observers nobody runs: Raft
+// non-voters, so the quorum stays the three live nodes. The version
+// line is the zxid of the change, and a reconfig from an older version is
+// refused (Paddock's was always 0, so every fromConfig of 0 passed).
+func TestReconfigKeepsNewMembersPortsAndClientAddress(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	admin, _ := connect(t, c.Servers())
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	var want []string
+	version := func() int64 {
+		data, _, err := admin.Get("/zookeeper/config")
+		require.NoError(t, err)
+		_, v, ok := strings.Cut(string(data), "version=")
+		require.True(t, ok, "%s", data)
+		n, err := strconv.ParseInt(v, 16, 64)
+		require.NoError(t, err, "%s", data)
+		return n
+	}
+	add := func(id, port int) {
+		line := fmt.Sprintf("server.%d=127.0.0.1:%d:%d:observer;0.0.0.0:%d", id, port, port+1, port+2)
+		from := version()
+		_, err := admin.IncrementalReconfig([]string{strings.Replace(line, "0.0.0.0:", "", 1)}, nil, from)
+		require.NoError(t, err)
+		require.Greater(t, version(), from, "the new configuration's version")
+		_, err = admin.IncrementalReconfig(nil, []string{"1"}, from)
+		require.ErrorIs(t, err, zk.ErrBadVersion, "a reconfig from the replaced version")
+		want = append(want, line)
+		eventually(t, "every node publishes the added members", func() bool {
+			for i := range c.Size() {
+				data, _, err := c.Node(i).Server().FSM().Get("/zookeeper/config")
+				if err != nil {
+					return false
+				}
+				for _, l := range want {
+					if !strings.Contains(string(data)+"\n", l+"\n") {
+						return false
+					}
+				}
+			}
+			return true
+		})
+	}
+	add(4, 3891)
+	add(5, 3894)
+	old := c.Leader()
+	require.NoError(t, c.Node(old).Server().TransferLeadership(""))
+	eventually(t, "a new leader", func() bool { l := c.Leader(); return l >= 0 && l != old })
+	add(6, 3897)
+	data, _, err := c.Node(c.Leader()).Server().FSM().Get("/zookeeper/config")
+	require.NoError(t, err)
+	t.Logf("/zookeeper/config:\n%s", data)
 }
