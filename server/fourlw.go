@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -304,34 +306,21 @@ func (s *Server) envi() string {
 }
 
 func (s *Server) wchc() string {
-	var b strings.Builder
-	bySession := s.watches.BySession()
-	ids := make([]int64, 0, len(bySession))
-	for id := range bySession {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		fmt.Fprintf(&b, "0x%x\n", id)
-		for _, p := range bySession[id] {
-			fmt.Fprintf(&b, "\t%s\n", p)
-		}
-	}
-	return b.String()
+	return indented(s.watches.BySession(), "0x%x", "%s")
 }
 
 func (s *Server) wchp() string {
+	return indented(s.watches.ByPath(), "%s", "0x%x")
+}
+
+// indented lists m by sorted key, each key's values below it indented
+// by a tab, as wchc and wchp print them.
+func indented[K cmp.Ordered, V any](m map[K][]V, keyFormat, valueFormat string) string {
 	var b strings.Builder
-	byPath := s.watches.ByPath()
-	paths := make([]string, 0, len(byPath))
-	for p := range byPath {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
-		fmt.Fprintf(&b, "%s\n", p)
-		for _, id := range byPath[p] {
-			fmt.Fprintf(&b, "\t0x%x\n", id)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, keyFormat+"\n", k)
+		for _, v := range m[k] {
+			fmt.Fprintf(&b, "\t"+valueFormat+"\n", v)
 		}
 	}
 	return b.String()
