@@ -193,7 +193,9 @@ func TestHandshakeVariants(t *testing.T) {
 		h, got := old.reply(waitTimeout)
 		old.request(wire.XidPing, wire.OpPing, nil)
 		hp, gotp := old.reply(waitTimeout)
-		note("exists: %s; ping: %s, zxid as the exists reply's %v", got, gotp, hp.Zxid == h.Zxid)
+		// At least the exists reply's: the shared oracle's other clients
+		// (and the sessions tried above, expiring) may write in between.
+		note("exists: %s; ping: %s, zxid at least the exists reply's %v", got, gotp, h.Zxid > 0 && hp.Zxid >= h.Zxid)
 	})
 }
 
