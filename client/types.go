@@ -81,7 +81,9 @@ func WorldACL(perms Perm) []ACL {
 // DigestACL returns an ACL granting perms to the digest identity of user
 // with password: the id is user:base64(sha1(user:password)), as
 // ZooKeeper's DigestAuthenticationProvider computes it. The matching
-// credential is AddAuth(ctx, "digest", []byte(user+":"+password)).
+// credential is AddAuth(ctx, "digest", []byte(user+":"+password)), when
+// user and password are valid UTF-8 (the server decodes credentials as
+// Java does, replacing malformed bytes by U+FFFD, before hashing them).
 func DigestACL(perms Perm, user, password string) []ACL {
 	sum := sha1.Sum([]byte(user + ":" + password))
 	id := user + ":" + base64.StdEncoding.EncodeToString(sum[:])

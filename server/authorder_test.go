@@ -40,3 +40,29 @@ func TestReadBeforeAuthUsesEarlierIdentities(t *testing.T) {
 		})
 	}
 }
+
+// digestID gives the identity Apache ZooKeeper 3.8 gave (on OpenJDK 17)
+// for credentials that are not UTF-8: it hashes the text Java decodes,
+// with one U+FFFD per maximal malformed subpart.
+func TestDigestIDOfMalformedUTF8(t *testing.T) {
+	for cred, want := range map[string]string{
+		"u:pw":                       "u:" + DigestOf("u:pw"),
+		"u\xff:pw":                   "u\uFFFD:ZkDbACI8jhxEZENwrdx+ToaWXM8=",
+		"u:p\xff":                    "u:6CtHK7C6iAk/ZYK1Hf0L2NA4tRg=",
+		"u:\xe2\x82":                 "u:NP+S9gihaPOxs49p+sWDO0/R0ac=", // one U+FFFD
+		"u:\xed\xa0\x80":             "u:NP+S9gihaPOxs49p+sWDO0/R0ac=", // a surrogate: one
+		"u:\xf0\x9f\x98":             "u:NP+S9gihaPOxs49p+sWDO0/R0ac=",
+		"u:\xe2\x82x":                "u:S4dNrmWVdGA2oJvbuKzKAbsdmho=", // one, then x
+		"u:\xf0\x9f\x98x":            "u:S4dNrmWVdGA2oJvbuKzKAbsdmho=",
+		"u:\xc0\xaf":                 "u:tBXHUAUzZXYCqAcMeZihzl82Xwo=", // two
+		"u:\xed\xa0\x80\xed\xb0\x80": "u:tBXHUAUzZXYCqAcMeZihzl82Xwo=", // a surrogate pair: two
+		"u:\xe0\x80\xaf":             "u:vEkuhjHdfUZNvfORkvAkZ7fhsck=", // three
+		"u:\xf0\x80\x80":             "u:vEkuhjHdfUZNvfORkvAkZ7fhsck=",
+		"u:\xf8\x88\x80\x80\x80":     "u:90vAICo8dqKarHTCU27Kz3VKQqA=", // five
+		"u:\xf4\x90\x80\x80":         "u:HCZx0lTy+9lYQAH9rf604FmDKjw=",
+		"u\xfe\xff":                  "u\uFFFD\uFFFD:rciAPryU1vnf4iMrqL8ABrG9ueQ=",
+		"\x80:pw":                    "\uFFFD:WzWS3Ogd1jZiLDTZOdDvuVYHXi8=",
+	} {
+		require.Equal(t, want, digestID([]byte(cred)), "%q", cred)
+	}
+}

@@ -191,11 +191,7 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 	super := false
 	switch a.Scheme {
 	case "digest":
-		// As ZooKeeper's DigestAuthenticationProvider.generateDigest, which
-		// never fails: the user is the text before the first ':' (all of
-		// it if there is none).
-		user, _, _ := strings.Cut(string(a.Auth), ":")
-		id = wire.Id{Scheme: "digest", ID: user + ":" + DigestOf(string(a.Auth))}
+		id = wire.Id{Scheme: "digest", ID: digestID(a.Auth)}
 		super = c.s.cfg.SuperDigest != "" && id.ID == c.s.cfg.SuperDigest
 	case "ip":
 		id = wire.Id{Scheme: "ip", ID: c.ip}
@@ -218,6 +214,17 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 	c.addIdentity(id)
 	c.ordered(p, func() (wire.Code, wire.Record, int64) { return wire.OK, nil, 0 })
 	return false
+}
+
+// digestID is the digest identity credentials auth give, as ZooKeeper's
+// DigestAuthenticationProvider forms it: it makes a Java String of the
+// bytes first (new String(authData): UTF-8, malformed input replaced as
+// OpenJDK does), then generateDigest, which never fails: the user is the
+// text before the first ':' (all of it if there is none).
+func digestID(auth []byte) string {
+	cred := string(javaUTF8(auth))
+	user, _, _ := strings.Cut(cred, ":")
+	return user + ":" + DigestOf(cred)
 }
 
 // DigestOf returns ZooKeeper's digest of "user:password":

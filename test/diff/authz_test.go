@@ -1,6 +1,7 @@
 package diff_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/paddockzk/paddock/internal/wire"
@@ -226,6 +227,35 @@ func TestAuthSchemeCorners(t *testing.T) {
 			if r.createACL(a, p, []wire.ACL{acl(wire.PermAll, "digest", id), acl(wire.PermRead, "world", "anyone")}).code == wire.OK {
 				r.getACL(anon, p)
 			}
+		}
+	})
+}
+
+// TestDigestAuthNotUTF8: ZooKeeper's DigestAuthenticationProvider makes a
+// Java String of the credentials (new String(authData), UTF-8, malformed
+// input replaced by U+FFFD as OpenJDK's decoder does) before it hashes
+// "user:password" and takes the user name, so credentials that are not
+// UTF-8 give the identity of their decoded text: in whoAmI, in the auth
+// scheme's expansion, and in the ACLs that identity may use.
+func TestDigestAuthNotUTF8(t *testing.T) {
+	t.Parallel()
+	both(t, func(r *run) {
+		owner := r.conn("owner")
+		r.create(owner, "/d", "", wire.ModePersistent)
+		for i, cred := range []string{
+			"u\xff:pw", "u:p\xff", "\x80:pw", "u:\xe2\x82", "u\xe2\x82:x", "u:\xe2\x82x",
+			"u:\xc0\xaf", "u:\xe0\x80\xaf", "u:\xed\xa0\x80", "u:\xed\xa0\x80\xed\xb0\x80",
+			"u:\xf4\x90\x80\x80", "u:\xf0\x9f\x98", "u:\xf0\x9f\x98x", "u:\xf8\x88\x80\x80\x80",
+			"u:\xf0\x80\x80", "u\xfe\xff", "\xe2\x82\xac:\xc3\xbc", "u:\xf0\x9f\x98\x80",
+		} {
+			c := r.conn(fmt.Sprintf("c%02d", i))
+			r.auth(c, "digest", cred)
+			r.do(c, wire.OpWhoAmI, nil)
+			p := fmt.Sprintf("/d/n%02d", i)
+			r.createACL(c, p, []wire.ACL{acl(wire.PermAll, "auth", "")})
+			r.getACL(c, p)
+			r.get(c, p, false)
+			r.get(owner, p, false)
 		}
 	})
 }
