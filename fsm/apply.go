@@ -82,10 +82,11 @@ func (f *FSM) ApplyCommand(index, term uint64, cmd *Command) *Result {
 
 func (f *FSM) createSession(cmd *Command, r *Result) {
 	if f.nextSession == 0 {
-		// As ZooKeeper's SessionTrackerImpl.initializeNextSessionId with
-		// server id 0: time in the high bits, so ids differ between
-		// clusters and restarts of an in-memory cluster.
-		f.nextSession = int64(uint64(cmd.Time<<24) >> 8)
+		// As ZooKeeper's SessionTrackerImpl.initializeNextSessionId: the
+		// server id in the top byte (0 in a cluster), then the time, so
+		// ids differ between clusters and restarts of an in-memory server.
+		// A durable server keeps counting from its stored nextSession.
+		f.nextSession = cmd.ServerID<<56 | int64(uint64(cmd.Time<<24)>>8)
 		if f.nextSession == 0 {
 			f.nextSession = 1
 		}

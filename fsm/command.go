@@ -60,7 +60,13 @@ type Command struct {
 	// that a TTL create inside a multi fails in its place (earlier ops OK,
 	// later ones RuntimeInconsistency).
 	NoTTL bool `msgpack:"nt,omitempty"`
-	Ops   []Op `msgpack:"o,omitempty"`
+	// ServerID, in a CmdCreateSession, is the server id ZooKeeper puts in
+	// the top byte of the session ids a server makes (1 for a standalone
+	// server, ZooKeeperServer's createSessionTrackerServerId). Only the
+	// first session ever created uses it: the ids that follow count on
+	// from that one. Clusters leave it 0.
+	ServerID int64 `msgpack:"sv,omitempty"`
+	Ops      []Op  `msgpack:"o,omitempty"`
 }
 
 // Op is one tree operation. Type is the ZooKeeper opcode: create (1),

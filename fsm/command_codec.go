@@ -34,8 +34,8 @@ func (c *Command) EncodeMsgpack(e *msgpack.Encoder) error {
 	for i := range c.Ops {
 		encodeOp(&ew, &c.Ops[i])
 	}
-	ew.optBool(c.NoTTL) // was reserved: nil reads back as false
-	ew.nil()            // reserved
+	ew.optBool(c.NoTTL)   // was reserved: nil reads back as false
+	ew.optInt(c.ServerID) // was reserved: nil reads back as 0
 	return ew.err
 }
 
@@ -83,7 +83,7 @@ func (c *Command) DecodeMsgpack(d *msgpack.Decoder) error {
 		}
 	}
 	c.NoTTL = r.optBool()
-	r.skip()
+	c.ServerID = r.optInt()
 	return r.err
 }
 
@@ -129,6 +129,15 @@ func (w *errWriter) nil()           { w.do(w.e.EncodeNil()) }
 func (w *errWriter) optBool(v bool) {
 	if v {
 		w.bool(true)
+		return
+	}
+	w.nil()
+}
+
+// optInt writes v, or nil for 0 (the encoding of a reserved slot).
+func (w *errWriter) optInt(v int64) {
+	if v != 0 {
+		w.int(v)
 		return
 	}
 	w.nil()
@@ -207,6 +216,18 @@ func (r *errReader) optBool() bool {
 		return false
 	}
 	return r.bool()
+}
+
+// optInt reads what optInt wrote: nil is 0.
+func (r *errReader) optInt() int64 {
+	if r.err != nil {
+		return 0
+	}
+	if code, err := r.d.PeekCode(); r.do(err) && code == msgpcode.Nil {
+		r.skip()
+		return 0
+	}
+	return r.int()
 }
 
 func (r *errReader) str() string {

@@ -12,6 +12,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	for _, c := range []*Command{
 		{Type: CmdInit, Secret: []byte("s")},
 		{Type: CmdCreateSession, Time: 1, Timeout: 4000},
+		{Type: CmdCreateSession, Time: 1, Timeout: 4000, ServerID: 1},
 		{Type: CmdOps, Session: 7, Multi: true, NoTTL: true, Auth: []wire.Id{{Scheme: "digest", ID: "a:b"}}, Ops: []Op{
 			{Type: wire.OpCreateTTL, Path: "/a", Data: []byte{}, ACL: wire.OpenACLUnsafe, Mode: wire.ModePersistentWithTTL, TTL: 5},
 			{Type: wire.OpSetData, Path: "/b", Version: -1}}},

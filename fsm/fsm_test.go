@@ -291,3 +291,29 @@ func TestApplyTakesTimeFromTheLeadersAppend(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 42, st.Ctime, "without AppendedAt the proposer's stamp")
 }
+
+// TestSessionIDServerByte: the first session's command sets the top byte
+// of every session id (ZooKeeper's server id: 1 standalone), the time
+// the bits below it; later ids count on from it, whatever their
+// commands carry. A command encoded before ServerID existed (nil in its
+// slot) decodes with ServerID 0.
+func TestSessionIDServerByte(t *testing.T) {
+	for _, sv := range []int64{0, 1} {
+		h := newHarness(t)
+		first := h.apply(&Command{Type: CmdCreateSession, Timeout: 10000, ServerID: sv}).Session
+		require.Equal(t, sv, first>>56)
+		require.Equal(t, int64(uint64(h.now<<24)>>8), first&(1<<56-1))
+		next := h.apply(&Command{Type: CmdCreateSession, Timeout: 10000, ServerID: 5}).Session
+		require.Equal(t, first+1, next)
+	}
+	c := &Command{Type: CmdCreateSession, Time: 9, Timeout: 4000, ServerID: 1}
+	b, err := EncodeCommand(c)
+	require.NoError(t, err)
+	got, err := DecodeCommand(b)
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	c.ServerID = 0
+	b, err = EncodeCommand(c)
+	require.NoError(t, err)
+	require.Equal(t, byte(0xc0), b[len(b)-1], "ServerID 0 is encoded as the reserved slot was: nil")
+}

@@ -35,7 +35,7 @@ func (c *conn) handshake(frame []byte) bool {
 	resp := wire.ConnectResponse{TimeOut: timeout, HasReadOnly: req.HasReadOnly}
 	ok := true
 	if req.SessionID == 0 {
-		res, err := c.s.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: timeout})
+		res, err := c.s.apply(&fsm.Command{Type: fsm.CmdCreateSession, Timeout: timeout, ServerID: c.s.sessionServerID()})
 		if err != nil {
 			c.logDrop("create session", err)
 			return false
@@ -140,4 +140,17 @@ func (s *Server) sessionKnown(id int64) (known, sure bool) {
 	}
 	_, ok := s.fsm.Session(id)
 	return ok, true
+}
+
+// sessionServerID is the server id a new session's command carries for
+// the top byte of session ids: 1 standalone, as ZooKeeperServer's
+// createSessionTrackerServerId. A cluster's sessions are made by the
+// replicated state machine with one counter, so they carry 0 rather than
+// the myid of whichever node made the first one (ZooKeeper puts the myid
+// of the server a client connected to).
+func (s *Server) sessionServerID() int64 {
+	if s.cfg.clustered() {
+		return 0
+	}
+	return 1
 }

@@ -199,6 +199,25 @@ func TestHandshakeVariants(t *testing.T) {
 	})
 }
 
+// TestSessionIDLayout: a standalone server's session ids have the
+// server id 1 in the top byte (ZooKeeperServer's
+// createSessionTrackerServerId, SessionTrackerImpl.initializeNextSessionId)
+// and follow each other.
+func TestSessionIDLayout(t *testing.T) {
+	t.Parallel()
+	sessBoth(t, func(t *testing.T, addr string, _ bool, note func(string, ...any)) {
+		var prev int64
+		for i := range 3 {
+			c, resp := newSession(t, addr, 10000)
+			id := resp.SessionID
+			note("session %d: top byte %#x, next after the previous: %v", i, uint64(id)>>56, i > 0 && id == prev+1)
+			prev = id
+			c.request(1, wire.OpCloseSession, nil)
+			c.reply(waitTimeout)
+		}
+	})
+}
+
 // TestReattach: a session presented with a wrong password, an unknown or
 // closed id is answered expired (timeout 0, session 0) and closed; a
 // session re-attached while attached elsewhere moves, the old connection
