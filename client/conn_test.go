@@ -475,6 +475,52 @@ func TestAddAuth(t *testing.T) {
 	assert.Equal(t, []string{"digest", "ip"}, second)
 }
 
+// TestAddAuthInFlightOnConnectionLoss: as the Java client's addAuthInfo,
+// AddAuth remembers the credential when it is called, so one whose reply
+// was lost with the connection is sent again on the next one (the call
+// returns ErrConnectionLoss, as any request in flight). Calling it again
+// adds no second copy.
+func TestAddAuthInFlightOnConnectionLoss(t *testing.T) {
+	s := newFakeServer(t)
+	s.with(func(s *fakeServer) {
+		s.hook = func(fc *fakeConn, h wire.RequestHeader, req wire.Record) bool {
+			if h.Op == wire.OpAuth && fc.id == 0 {
+				_ = fc.nc.Close() // lost before the reply
+				return true
+			}
+			return false
+		}
+	})
+	c := connectTest(t, []string{s.addr()})
+	ctx := testCtx(t)
+	require.ErrorIs(t, c.AddAuth(ctx, "digest", []byte("a:b")), ErrConnectionLoss)
+	waitFor(t, "reconnect", func() error {
+		if s.numConns() < 2 || c.State() != StateConnected {
+			return errors.New("not reconnected")
+		}
+		return nil
+	})
+	authsOn := func(conn int) (out []string) {
+		for _, o := range s.opsOf(wire.OpAuth) {
+			if o.conn == conn {
+				out = append(out, o.path)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"digest"}, authsOn(1), "the credential is sent on the new connection")
+
+	require.NoError(t, c.AddAuth(ctx, "digest", []byte("a:b")))
+	s.dropAll()
+	waitFor(t, "second reconnect", func() error {
+		if s.numConns() < 3 || c.State() != StateConnected {
+			return errors.New("not reconnected")
+		}
+		return nil
+	})
+	assert.Equal(t, []string{"digest"}, authsOn(2), "one copy of a credential added twice")
+}
+
 func TestWithAuthRejected(t *testing.T) {
 	s := newFakeServer(t)
 	_, err := Connect(testCtx(t), []string{s.addr()}, WithAuth("bad", nil))

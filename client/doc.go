@@ -10,7 +10,9 @@
 // with backoff, presenting the same session id, password and the largest
 // zxid it has seen (a server that is behind closes the connection and the
 // next one is tried). After every handshake it first re-sends the
-// credentials (WithAuth and accepted AddAuth calls), then restores the
+// credentials (WithAuth, and AddAuth calls not rejected: as the Java
+// client, one is remembered from the call on, so one whose reply was lost
+// with the connection counts), then restores the
 // watches (SetWatches / SetWatches2 with the last zxid seen, so the server
 // reports what changed meanwhile), and only then sends new requests.
 //

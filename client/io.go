@@ -311,9 +311,9 @@ func (c *Conn) handleNotification(d *wire.Decoder) error {
 	return nil
 }
 
-// handleAuthReply answers an AddAuth. A rejected credential is reported as
-// StateAuthFailed; the server then closes the connection, and the client
-// reconnects without it.
+// handleAuthReply answers an AddAuth. A rejected credential is forgotten
+// and reported as StateAuthFailed; the server then closes the connection,
+// and the client reconnects without it.
 func (c *Conn) handleAuthReply(cs *connState, h wire.ReplyHeader) {
 	r := cs.popAuth()
 	if r == nil {
@@ -322,14 +322,13 @@ func (c *Conn) handleAuthReply(cs *connState, h wire.ReplyHeader) {
 	}
 	switch h.Err {
 	case wire.OK:
-		c.mu.Lock()
-		c.auths = append(c.auths, *r.auth)
-		c.mu.Unlock()
-		r.complete(0, nil)
+		r.complete(0, nil) // AddAuth remembered the credential
 	case wire.ErrAuthFailed:
+		c.forgetAuth(r)
 		c.emit(StateAuthFailed, cs.addr, ErrAuthFailed)
 		r.complete(0, ErrAuthFailed)
 	default:
+		c.forgetAuth(r)
 		r.complete(0, h.Err)
 	}
 }

@@ -1,9 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -342,17 +344,64 @@ func (c *Conn) WhoAmI(ctx context.Context) ([]ClientInfo, error) {
 	return resp.ClientInfo, nil
 }
 
-// AddAuth adds a credential to the session (auth packet, xid -4). Once
-// accepted it is re-sent after every reconnect. A rejected credential
-// returns ErrAuthFailed and is reported as StateAuthFailed; the server
+// AddAuth adds a credential to the session (auth packet, xid -4). As the
+// Java client's addAuthInfo, the client remembers it from the call on and
+// sends it again, with every credential before it, first on each new
+// connection: also when the connection is lost before the server's
+// answer (AddAuth then returns ErrConnectionLoss, and the credential
+// still comes into effect on the next connection; calling AddAuth again
+// with it is harmless, and keeps one copy). A rejected credential returns
+// ErrAuthFailed, is reported as StateAuthFailed and forgotten; the server
 // then closes the connection (requests in flight fail with
 // ErrConnectionLoss) and the client reconnects to the same session
-// without that credential.
+// without it. A credential the server rejects during a reconnect ends
+// the Conn with ErrAuthFailed, as one given with WithAuth.
 func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	a := &authInfo{scheme: scheme, auth: append([]byte(nil), auth...)}
 	r := newRequest(wire.OpAuth, &wire.AuthPacket{Scheme: scheme, Auth: a.auth}, nil)
 	r.auth = a
-	return c.roundTrip(ctx, r)
+	r.authAdded = c.rememberAuth(*a)
+	if len(r.frame)-4 > c.opts.maxFrame {
+		c.forgetAuth(r)
+		return errOversized(len(r.frame)-4, c.opts.maxFrame)
+	}
+	if err := c.submit(ctx, r); err != nil {
+		c.forgetAuth(r) // never sent as a request
+		return err
+	}
+	return c.wait(ctx, r)
+}
+
+// rememberAuth adds a to the credentials sent on each new connection. It
+// reports false when the list already holds it.
+func (c *Conn) rememberAuth(a authInfo) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, x := range c.auths {
+		if x.scheme == a.scheme && bytes.Equal(x.auth, a.auth) {
+			return false
+		}
+	}
+	c.auths = append(c.auths, a)
+	return true
+}
+
+// forgetAuth removes the credential r's AddAuth added (if it added it).
+func (c *Conn) forgetAuth(r *request) {
+	if !r.authAdded {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.auths {
+		if x.scheme == r.auth.scheme && bytes.Equal(x.auth, r.auth.auth) {
+			c.auths = slices.Delete(c.auths, i, i+1)
+			return
+		}
+	}
 }
 
 // RemoveWatches removes this session's watches of typ on path, on the

@@ -24,8 +24,11 @@ type request struct {
 	// onReply runs in the reader goroutine, before the request completes,
 	// with the reply's error code (used to register watches).
 	onReply func(code wire.Code)
-	// auth is the credential of an auth request (xid -4).
-	auth *authInfo
+	// auth is the credential of an auth request (xid -4); authAdded
+	// tells that its AddAuth added it to the Conn's credentials (it was
+	// not there already), so that a rejection removes it.
+	auth      *authInfo
+	authAdded bool
 
 	done     chan struct{}
 	err      error
