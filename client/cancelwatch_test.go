@@ -19,7 +19,7 @@ func TestCanceledCallKeepsTheWatchItsReplyArmed(t *testing.T) {
 	cancel()
 	for i := 0; i < 200; i++ {
 		r := newRequest(wire.OpGetData, nil, nil)
-		c.watches.addOneShot(watchData, "/n", make(chan Event, 1), r)
+		c.watches.addOneShot(watchData, "/n", "", make(chan Event, 1), r)
 		r.complete(1, nil)
 		if err := c.wait(ctx, r); err != nil {
 			t.Fatalf("round %d: the watch was armed, but the call returned %v", i, err)
@@ -30,7 +30,7 @@ func TestCanceledCallKeepsTheWatchItsReplyArmed(t *testing.T) {
 	if err := c.wait(ctx, r); err != context.Canceled {
 		t.Fatalf("unanswered call: %v", err)
 	}
-	c.watches.addOneShot(watchData, "/late", make(chan Event, 1), r)
+	c.watches.addOneShot(watchData, "/late", "", make(chan Event, 1), r)
 	if n := len(c.watches.oneShot[watchData]["/late"]); n != 0 {
 		t.Fatalf("a reply after the caller gave up armed %d watches", n)
 	}

@@ -170,11 +170,17 @@ func (c *Conn) exists(ctx context.Context, path string, watch bool) (*Stat, bool
 // code, the table the watch goes into (or none). The watch is registered
 // in the reader goroutine before any later notification is processed.
 func (c *Conn) watchCall(ctx context.Context, op wire.OpCode, body, resp wire.Record, sp string, pick func(wire.Code) (watchKind, bool)) (<-chan Event, error) {
+	return c.watchCallAs(ctx, op, body, resp, sp, "", pick)
+}
+
+// watchCallAs is watchCall for a watch whose event reports clientPath
+// (if not "") instead of sp without the chroot.
+func (c *Conn) watchCallAs(ctx context.Context, op wire.OpCode, body, resp wire.Record, sp, clientPath string, pick func(wire.Code) (watchKind, bool)) (<-chan Event, error) {
 	ch := make(chan Event, 1)
 	r := newRequest(op, body, resp)
 	r.onReply = func(code wire.Code) {
 		if kind, ok := pick(code); ok {
-			c.watches.addOneShot(kind, sp, ch, r)
+			c.watches.addOneShot(kind, sp, clientPath, ch, r)
 		}
 	}
 	return ch, c.roundTrip(ctx, r)

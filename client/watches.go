@@ -29,7 +29,7 @@ const (
 type watchRegistry struct {
 	c          *Conn
 	mu         sync.Mutex
-	oneShot    [numWatchKinds]map[string][]chan Event
+	oneShot    [numWatchKinds]map[string][]oneShotWatch
 	persistent map[string][]*PersistentWatch
 	recursive  map[string][]*PersistentWatch
 }
@@ -41,21 +41,38 @@ func newWatchRegistry(c *Conn) *watchRegistry {
 		recursive:  make(map[string][]*PersistentWatch),
 	}
 	for i := range r.oneShot {
-		r.oneShot[i] = make(map[string][]chan Event)
+		r.oneShot[i] = make(map[string][]oneShotWatch)
 	}
 	return r
 }
 
+// oneShotWatch is a one-shot watch's channel and the path its events
+// report: "" for the server path without the chroot; getConfig's watch
+// reports "/zookeeper/config" whatever the chroot (ZOOKEEPER-4601).
+type oneShotWatch struct {
+	ch   chan Event
+	path string
+}
+
+// event is ev as w reports it.
+func (w oneShotWatch) event(ev Event) Event {
+	if w.path != "" {
+		ev.Path = w.path
+	}
+	return ev
+}
+
 // addOneShot registers ch unless req's caller has already given up (the
-// check is made under the registry lock; see AddWatch).
-func (r *watchRegistry) addOneShot(kind watchKind, path string, ch chan Event, req *request) {
+// check is made under the registry lock; see AddWatch). clientPath, if
+// not "", is the path its event reports.
+func (r *watchRegistry) addOneShot(kind watchKind, path, clientPath string, ch chan Event, req *request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if req.canceled.Load() {
 		return
 	}
 	req.registered = true
-	r.oneShot[kind][path] = append(r.oneShot[kind][path], ch)
+	r.oneShot[kind][path] = append(r.oneShot[kind][path], oneShotWatch{ch: ch, path: clientPath})
 }
 
 // cancel marks req given up by its caller, unless its watch is registered
@@ -111,7 +128,7 @@ func (r *watchRegistry) removePersistent(w *PersistentWatch) (found, last bool) 
 }
 
 // take removes and returns the one-shot watches of kind on path.
-func (r *watchRegistry) take(kind watchKind, path string) []chan Event {
+func (r *watchRegistry) take(kind watchKind, path string) []oneShotWatch {
 	chs := r.oneShot[kind][path]
 	delete(r.oneShot[kind], path)
 	return chs
@@ -124,7 +141,7 @@ func (r *watchRegistry) take(kind watchKind, path string) []chan Event {
 // the path or an ancestor every event but children-changed.
 func (r *watchRegistry) dispatch(ev wire.WatcherEvent) {
 	ev2 := Event{Type: ev.Type, State: stateFromWire(ev.State), Path: r.c.strip(ev.Path)}
-	var fire []chan Event
+	var fire []oneShotWatch
 	r.mu.Lock()
 	switch ev.Type {
 	case wire.EventNodeCreated, wire.EventNodeDataChanged:
@@ -145,10 +162,7 @@ func (r *watchRegistry) dispatch(ev wire.WatcherEvent) {
 		}
 	}
 	r.mu.Unlock()
-	for _, ch := range fire {
-		ch <- ev2
-		close(ch)
-	}
+	fireAll(fire, ev2)
 	for _, w := range ps {
 		w.push(ev2, false)
 	}
@@ -158,7 +172,7 @@ func (r *watchRegistry) dispatch(ev wire.WatcherEvent) {
 // "removed" events.
 func (r *watchRegistry) removeLocal(path string, typ WatcherType) {
 	cp := r.c.strip(path)
-	var data, child []chan Event
+	var data, child []oneShotWatch
 	var ps []*PersistentWatch
 	r.mu.Lock()
 	if typ == WatcherData || typ == WatcherAny {
@@ -183,10 +197,10 @@ func (r *watchRegistry) removeLocal(path string, typ WatcherType) {
 	}
 }
 
-func fireAll(chs []chan Event, ev Event) {
-	for _, ch := range chs {
-		ch <- ev
-		close(ch)
+func fireAll(ws []oneShotWatch, ev Event) {
+	for _, w := range ws {
+		w.ch <- w.event(ev)
+		close(w.ch)
 	}
 }
 
@@ -198,7 +212,7 @@ func (r *watchRegistry) terminate(st State, err error) {
 	ps := r.persistent
 	rs := r.recursive
 	for i := range r.oneShot {
-		r.oneShot[i] = make(map[string][]chan Event)
+		r.oneShot[i] = make(map[string][]oneShotWatch)
 	}
 	r.persistent = make(map[string][]*PersistentWatch)
 	r.recursive = make(map[string][]*PersistentWatch)

@@ -295,7 +295,9 @@ func (r *CheckVersionRequest) Decode(d *Decoder) error {
 }
 
 // ReconfigRequest is the body of reconfig (16). Java clients send null for
-// unset strings; those decode as "", so treat "" as "not given".
+// unset strings; those decode as "", so treat "" as "not given". Encode
+// sends "" as null, as ZooKeeper tells the modes apart by null: a
+// newMembers of "" (not null) asks for an empty membership.
 type ReconfigRequest struct {
 	JoiningServers string
 	LeavingServers string
@@ -305,9 +307,13 @@ type ReconfigRequest struct {
 
 // Encode implements Record.
 func (r *ReconfigRequest) Encode(e *Encoder) {
-	e.String(r.JoiningServers)
-	e.String(r.LeavingServers)
-	e.String(r.NewMembers)
+	for _, s := range []string{r.JoiningServers, r.LeavingServers, r.NewMembers} {
+		if s == "" {
+			e.Int(-1) // null
+		} else {
+			e.String(s)
+		}
+	}
 	e.Long(r.CurConfigID)
 }
 

@@ -61,6 +61,10 @@ func TestGoldenEncodings(t *testing.T) {
 		{&MultiRequest{Ops: []MultiOp{{OpCheck, &CheckVersionRequest{Path: "/a", Version: 3}}}},
 			"0000000d 00 ffffffff 00000002 2f61 00000003 ffffffff 01 ffffffff"},
 		{&MultiRequest{}, "ffffffff 01 ffffffff"},
+		// Unset strings go as null, as Java's ZooKeeperAdmin sends them:
+		// ZooKeeper reads a newMembers of "" as an empty membership.
+		{&ReconfigRequest{LeavingServers: "3", CurConfigID: -1},
+			"ffffffff 00000001 33 ffffffff ffffffffffffffff"},
 		{&MultiResponse{Results: []MultiResult{{Op: OpDelete}, {Op: OpError, Err: ErrNoNode}}},
 			"00000002 00 00000000 ffffffff 00 ffffff9b ffffff9b ffffffff 01 ffffffff"},
 	}
