@@ -50,20 +50,35 @@ func isSpace(c byte) bool {
 }
 
 // options is a parsed command: flags (single letters, with their value
-// when they take one) and the remaining arguments.
+// when they take one), word options (-file, -members: a name of several
+// letters after one dash) and the remaining arguments.
 type options struct {
 	flags map[byte]string
+	words map[string]string
 	args  []string
 }
 
 func (o options) has(f byte) bool { _, ok := o.flags[f]; return ok }
 
-// parseOptions parses args as Apache commons-cli's PosixParser does for
+// hasWord reports whether the word option name was given.
+func (o options) hasWord(name string) bool { _, ok := o.words[name]; return ok }
+
+// parseOptions parses args as Apache commons-cli's DefaultParser does for
 // zkCli: spec lists the flag letters, a letter followed by ':' takes a
-// value; flags may come anywhere, may be grouped (-sw), and a value may
-// follow its letter (-v3) or be the next argument; "--" ends the flags.
+// value; after a '|', word options follow, separated by '|' (a word
+// followed by ':' takes a value). Flags may come anywhere, may be grouped
+// (-sw), and a value may follow its letter (-v3) or be the next argument;
+// a word option is written whole (-file path); "--" ends the flags.
 func parseOptions(spec string, args []string) (options, error) {
-	o := options{flags: map[byte]string{}}
+	o := options{flags: map[byte]string{}, words: map[string]string{}}
+	letters, wordSpec, _ := strings.Cut(spec, "|")
+	words := map[string]bool{} // word -> takes a value
+	if wordSpec != "" {
+		for _, w := range strings.Split(wordSpec, "|") {
+			name, hasValue := strings.CutSuffix(w, ":")
+			words[name] = hasValue
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -74,15 +89,26 @@ func parseOptions(spec string, args []string) (options, error) {
 			o.args = append(o.args, a)
 			continue
 		}
+		if hasValue, ok := words[a[1:]]; ok {
+			o.words[a[1:]] = ""
+			if hasValue {
+				if i+1 == len(args) {
+					return o, failf("Missing argument for option: %s", a[1:])
+				}
+				i++
+				o.words[a[1:]] = args[i]
+			}
+			continue
+		}
 		for j := 1; j < len(a); j++ {
-			k := strings.IndexByte(spec, a[j])
+			k := strings.IndexByte(letters, a[j])
 			if k < 0 || a[j] == ':' {
 				if j == 1 {
 					return o, failf("Unrecognized option: %s", a)
 				}
 				return o, failf("Unrecognized option: -%c", a[j])
 			}
-			if k+1 < len(spec) && spec[k+1] == ':' {
+			if k+1 < len(letters) && letters[k+1] == ':' {
 				switch {
 				case j+1 < len(a):
 					o.flags[a[j]] = a[j+1:]
@@ -275,6 +301,10 @@ func cliError(err error, path string) error {
 		return failf("Arguments are not valid : %s", path)
 	case client.ErrBadVersion:
 		return failf("version No is not valid : %s", path)
+	case client.ErrReconfigInProgress:
+		return failf("Another reconfiguration is in progress -- concurrent reconfigs not supported (yet)")
+	case client.ErrNewConfigNoQuorum:
+		return failf("No quorum of new config is connected and up-to-date with the leader of last committed config - try invoking reconfiguration after new servers are connected and synced")
 	}
 	return failf("%s", keeperMessage(code, path))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 )
 
 // zkCliScript exercises every command whose output does not depend on
-// timing; {R} is a root private to the run.
+// timing; {R} is a root private to the run, {F} a dynamic configuration
+// file.
 const zkCliScript = `create {R}
 create {R}/a hello
 create {R}/a x
@@ -86,6 +88,20 @@ delete {R}/a
 deleteall {R}/missing
 deleteall {R}
 ls {R}
+config
+config -c
+config -s
+config -w
+config extra
+reconfig
+reconfig -add server.5=127.0.0.1:1234:1235;1236
+reconfig -remove 3
+reconfig -s -v 1f -members server.1=127.0.0.1:1:2;3
+reconfig -file {F}
+reconfig -file {R}-nonexistent
+reconfig -file /a -members x
+reconfig -add x -members y
+reconfig -v zz -add x
 printwatches
 printwatches off
 printwatches
@@ -112,8 +128,14 @@ func TestMatchesZkCli(t *testing.T) {
 	root := fmt.Sprintf("/zkcli-%d", time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// A dynamic configuration file for reconfig -file.
+	dynFile := filepath.Join(t.TempDir(), "zoo.cfg.dynamic")
+	require.NoError(t, os.WriteFile(dynFile, []byte("server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nserver.2=127.0.0.1:2889:3889;2182\nversion=100000000\n"), 0o600))
+	script := func(root string) string {
+		return strings.NewReplacer("{R}", root, "{F}", dynFile).Replace(zkCliScript)
+	}
 	cmd := exec.CommandContext(ctx, zkCli, "-server", addr)
-	cmd.Stdin = strings.NewReader(strings.ReplaceAll(zkCliScript, "{R}", root))
+	cmd.Stdin = strings.NewReader(script(root))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	_ = cmd.Run() // its exit status is that of the last command
@@ -136,7 +158,7 @@ func TestMatchesZkCli(t *testing.T) {
 			defer sh.Close()
 			require.NoError(t, sh.Connect(ctx, server))
 			var gotOut, gotErr strings.Builder
-			for _, line := range strings.Split(strings.ReplaceAll(zkCliScript, "{R}", root), "\n") {
+			for _, line := range strings.Split(script(root), "\n") {
 				var out bytes.Buffer
 				err := sh.Run(ctx, line, &out)
 				for _, l := range strings.SplitAfter(out.String(), "\n") {
