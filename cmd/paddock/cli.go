@@ -136,7 +136,7 @@ func zkCliFlags(args []string) []string {
 
 // runCLIOnce connects, runs one command and returns its exit status.
 func runCLIOnce(ctx context.Context, cfg zkcli.Config, srv string, args []string, stdout, stderr io.Writer) int {
-	cfg.Events = stdout
+	cfg.Events, cfg.Stderr = stdout, stderr
 	sh := zkcli.New(cfg)
 	defer sh.Close()
 	if err := sh.Connect(ctx, srv); err != nil {
@@ -151,7 +151,7 @@ func runCLIOnce(ctx context.Context, cfg zkcli.Config, srv string, args []string
 // runCLIScript runs the commands read from in, one per line, and returns
 // the exit status of the last one that failed (0 if none did).
 func runCLIScript(ctx context.Context, cfg zkcli.Config, srv string, in io.Reader, stdout, stderr io.Writer) int {
-	cfg.Events = stdout
+	cfg.Events, cfg.Stderr = stdout, stderr
 	sh := zkcli.New(cfg)
 	defer sh.Close()
 	if err := sh.Connect(ctx, srv); err != nil {

@@ -73,6 +73,12 @@ func testCLIOneShot(t *testing.T, bin string) {
 	check("", "Node already exists: /a\n", 1, "create", "/a")
 	check("", "get [-s] [-w] path\n", 1, "get")
 	check("", "Command index out of range\n", 1, "redo", "0") // nothing before it
+	// What zkCli prints on stderr for a command that succeeds goes there too.
+	check("", "", 0, "setquota", "-n", "5", "/a")
+	check("Output quota for /a count=5,bytes=-1=;byteHardLimit=-1;countHardLimit=-1\nOutput stat for /a count=1,bytes=9\n",
+		"absolute path is /zookeeper/quota/a/zookeeper_limits\n", 0, "listquota", "/a")
+	check("", "absolute path is /zookeeper/quota/missing/zookeeper_limits\nquota for /missing does not exist.\n", 1, "listquota", "/missing")
+	check("", "", 0, "delquota", "/a")
 
 	stdout, _, code := runCLI(t, bin, "", append(s, "get", "-s", "/a")...)
 	require.Equal(t, 0, code)

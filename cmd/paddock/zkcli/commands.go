@@ -21,6 +21,8 @@ type command struct {
 	usage string
 	// opts lists the flag letters; a letter followed by ':' takes a value.
 	opts string
+	// group lists flag letters that exclude each other.
+	group string
 	// nargs is the number of arguments required after the flags.
 	nargs int
 	// offline commands run without a connection.
@@ -34,6 +36,9 @@ type call struct {
 	sess *session
 	conn *client.Conn
 	out  io.Writer
+	// errOut receives what zkCli prints on stderr for a command that
+	// succeeds (Config.Stderr).
+	errOut io.Writer
 }
 
 var commands = map[string]*command{}
@@ -46,6 +51,7 @@ func init() {
 		{name: "config", usage: "config [-c] [-w] [-s]", opts: "cws", run: (*Shell).config},
 		{name: "connect", usage: "connect host:port", offline: true, run: (*Shell).connect},
 		{name: "create", usage: "create [-s] [-e] [-c] [-t ttl] path [data] [acl]", opts: "sect:", nargs: 1, run: (*Shell).create},
+		{name: "delquota", usage: "delquota [-n|-b|-N|-B] path", opts: "nbNB", group: "nbNB", nargs: 1, run: (*Shell).delQuota},
 		{name: "delete", usage: "delete [-v version] path", opts: "v:", nargs: 1, run: (*Shell).delete},
 		{name: "deleteall", usage: "deleteall path [-b batch size]", opts: "b:", nargs: 1, run: (*Shell).deleteAll},
 		{name: "get", usage: "get [-s] [-w] path", opts: "sw", nargs: 1, run: (*Shell).get},
@@ -54,6 +60,7 @@ func init() {
 		{name: "getEphemerals", usage: "getEphemerals path", run: (*Shell).getEphemerals},
 		{name: "help", usage: "help ", offline: true, run: (*Shell).help},
 		{name: "history", usage: "history ", offline: true, run: (*Shell).historyCmd},
+		{name: "listquota", usage: "listquota path", nargs: 1, run: (*Shell).listQuota},
 		{name: "ls", usage: "ls [-s] [-w] [-R] path", opts: "swR", nargs: 1, run: (*Shell).ls},
 		{name: "printwatches", usage: "printwatches on|off", offline: true, run: (*Shell).printWatchesCmd},
 		{name: "quit", usage: "quit ", offline: true, run: func(*Shell, context.Context, *call) error { return ErrQuit }},
@@ -61,6 +68,7 @@ func init() {
 		{name: "redo", usage: "redo cmdno", offline: true, nargs: 1, run: func(*Shell, context.Context, *call) error { return nil }},
 		{name: "removewatches", usage: "removewatches path [-c|-d|-a] [-l]", opts: "cdal", nargs: 1, run: (*Shell).removeWatches},
 		{name: "set", usage: "set [-s] [-v version] path data", opts: "sv:", nargs: 2, run: (*Shell).set},
+		{name: "setquota", usage: setQuotaUsage, opts: "n:b:N:B:", group: "nbNB", run: (*Shell).setQuota},
 		{name: "setAcl", usage: "setAcl [-s] [-v version] [-R] path acl", opts: "sv:R", nargs: 2, run: (*Shell).setACL},
 		{name: "stat", usage: "stat [-w] path", opts: "w", nargs: 1, run: (*Shell).stat},
 		{name: "sync", usage: "sync path", nargs: 1, run: (*Shell).sync},
@@ -92,19 +100,19 @@ func Usage() string {
 	return b.String()
 }
 
-func (s *Shell) dispatch(ctx context.Context, args []string, out io.Writer) error {
+func (s *Shell) dispatch(ctx context.Context, args []string, out, errOut io.Writer) error {
 	cmd, ok := commands[args[0]]
 	if !ok {
 		return &Error{Msg: Usage() + "Command not found: " + args[0], Code: 127}
 	}
-	o, err := parseOptions(cmd.opts, args[1:])
+	o, err := parseOptionsGroup(cmd.opts, cmd.group, args[1:])
 	if err != nil {
 		return err
 	}
 	if len(o.args) < cmd.nargs {
 		return failf("%s", cmd.usage)
 	}
-	c := &call{options: o, out: out}
+	c := &call{options: o, out: out, errOut: errOut}
 	if !cmd.offline {
 		if c.sess, err = s.conn(); err != nil {
 			return err

@@ -70,7 +70,14 @@ func (o options) hasWord(name string) bool { _, ok := o.words[name]; return ok }
 // (-sw), and a value may follow its letter (-v3) or be the next argument;
 // a word option is written whole (-file path); "--" ends the flags.
 func parseOptions(spec string, args []string) (options, error) {
+	return parseOptionsGroup(spec, "", args)
+}
+
+// parseOptionsGroup is parseOptions where the flag letters of group
+// exclude each other, as the options of a commons-cli OptionGroup.
+func parseOptionsGroup(spec, group string, args []string) (options, error) {
 	o := options{flags: map[byte]string{}, words: map[string]string{}}
+	selected := byte(0)
 	letters, wordSpec, _ := strings.Cut(spec, "|")
 	words := map[string]bool{} // word -> takes a value
 	if wordSpec != "" {
@@ -107,6 +114,12 @@ func parseOptions(spec string, args []string) (options, error) {
 					return o, failf("Unrecognized option: %s", a)
 				}
 				return o, failf("Unrecognized option: -%c", a[j])
+			}
+			if strings.IndexByte(group, a[j]) >= 0 {
+				if selected != 0 && selected != a[j] {
+					return o, failf("The option '%c' was specified but an option from this group has already been selected: '%c'", a[j], selected)
+				}
+				selected = a[j]
 			}
 			if k+1 < len(letters) && letters[k+1] == ':' {
 				switch {

@@ -35,7 +35,7 @@ func Interactive(ctx context.Context, cfg Config, server, historyFile string) er
 	}
 	defer rl.Close()
 	stdout, stderr := rl.Stdout(), rl.Stderr()
-	cfg.Events = stdout
+	cfg.Events, cfg.Stderr = stdout, stderr
 	cfg.StateEvents = true
 	cfg.OnStateChange = func() {
 		rl.SetPrompt(sh.Prompt())

@@ -85,6 +85,47 @@ delete {R}
 delete {R}/missing
 delete -v 5 {R}/a
 delete {R}/a
+create {R}/qa
+create {R}/qa/b x
+create {R}/qc
+setquota -n 5
+setquota -n 0 {R}/qa
+setquota -b -1 {R}/qa
+setquota -N x {R}/qa
+setquota -n 5 /zookeeper/quota/x
+setquota -n 5 {R}/missing
+setquota -n 5 {R}/qa
+listquota {R}/qa
+setquota -N 1 {R}/qa
+listquota {R}/qa
+setquota -B 100 {R}/qa
+setquota -b 1 {R}/qa
+listquota {R}/qa
+get /zookeeper/quota{R}/qa/zookeeper_limits
+get /zookeeper/quota{R}/qa/zookeeper_stats
+setquota -n 3 {R}
+setquota -n 3 {R}/qa/b
+listquota {R}/qc
+listquota {R}/missing
+listquota {R}/qa/
+listquota
+delquota
+delquota {R}/qc
+delquota -n {R}/qa
+listquota {R}/qa
+delquota -B {R}/qa
+listquota {R}/qa
+delquota {R}/qa
+listquota {R}/qa
+ls /zookeeper/quota{R}
+setquota -n 1 /
+setquota -n 1 {R}/
+setquota -b 2 {R}/qc
+listquota {R}/qc
+delete {R}/qc
+listquota {R}/qc
+delquota {R}/qc
+ls /zookeeper/quota{R}
 deleteall {R}/missing
 deleteall {R}
 ls {R}
@@ -154,13 +195,16 @@ func TestMatchesZkCli(t *testing.T) {
 	for name, server := range map[string]string{"zookeeper": addr, "paddock": zktest.Start(t).Addr()} {
 		t.Run(name, func(t *testing.T) {
 			root := fmt.Sprintf("/zkcli-%d", time.Now().UnixNano())
-			sh := New(Config{Version: "x"})
+			var diag bytes.Buffer // what zkCli prints on stderr for a command that succeeds
+			sh := New(Config{Version: "x", Stderr: &diag})
 			defer sh.Close()
 			require.NoError(t, sh.Connect(ctx, server))
 			var gotOut, gotErr strings.Builder
 			for _, line := range strings.Split(script(root), "\n") {
 				var out bytes.Buffer
 				err := sh.Run(ctx, line, &out)
+				gotErr.WriteString(diag.String())
+				diag.Reset()
 				for _, l := range strings.SplitAfter(out.String(), "\n") {
 					if strings.HasPrefix(l, "Created ") {
 						gotErr.WriteString(l)

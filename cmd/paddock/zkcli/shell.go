@@ -53,6 +53,9 @@ type Config struct {
 	// ReadOnly lets the session connect to a server in read-only mode
 	// (zkCli's -r).
 	ReadOnly bool
+	// Stderr receives what zkCli prints on stderr for a command that
+	// succeeds (listquota's "absolute path is ..."). Nil discards it.
+	Stderr io.Writer
 	// Location is the time zone of the ctime and mtime of stat output
 	// (default time.Local, as Java's Date.toString).
 	Location *time.Location
@@ -114,6 +117,9 @@ func New(cfg Config) *Shell {
 	}
 	if cfg.Events == nil {
 		cfg.Events = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.Local
@@ -361,10 +367,11 @@ func (s *Shell) redo(arg string, n int) (string, error) {
 // exec runs a command; its output is collected and written to out in
 // one piece, so that asynchronous events do not split it.
 func (s *Shell) exec(ctx context.Context, args []string, out io.Writer) error {
-	var buf bytes.Buffer
-	err := s.dispatch(ctx, args, &buf)
+	var buf, errBuf bytes.Buffer
+	err := s.dispatch(ctx, args, &buf, &errBuf)
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
+	_, _ = s.cfg.Stderr.Write(errBuf.Bytes())
 	if _, werr := out.Write(buf.Bytes()); werr != nil && err == nil {
 		err = werr
 	}

@@ -94,9 +94,9 @@ func TestErrors(t *testing.T) {
 	require.Equal(t, 127, ExitCode(err))
 	require.True(t, strings.HasSuffix(err.Error(), "\tget [-s] [-w] path\n"+
 		"\tgetAcl [-s] path\n\tgetAllChildrenNumber path\n\tgetEphemerals path\n\thelp \n\thistory \n"+
-		"\tls [-s] [-w] [-R] path\n\tprintwatches on|off\n\tquit \n\t"+reconfigUsage+"\n\tredo cmdno\n"+
+		"\tlistquota path\n\tls [-s] [-w] [-R] path\n\tprintwatches on|off\n\tquit \n\t"+reconfigUsage+"\n\tredo cmdno\n"+
 		"\tremovewatches path [-c|-d|-a] [-l]\n\tset [-s] [-v version] path data\n"+
-		"\tsetAcl [-s] [-v version] [-R] path acl\n\tstat [-w] path\n\tsync path\n\tversion \n"+
+		"\tsetAcl [-s] [-v version] [-R] path acl\n\t"+setQuotaUsage+"\n\tstat [-w] path\n\tsync path\n\tversion \n"+
 		"\twhoami \nCommand not found: frobnicate"), err.Error())
 	require.True(t, strings.HasPrefix(err.Error(), "paddock cli --server host:port cmd args\n\taddWatch [-m mode] path"))
 	require.Equal(t, Usage(), f.ok("help"))
