@@ -314,6 +314,8 @@ func cliError(err error, path string) error {
 		return failf("Arguments are not valid : %s", path)
 	case client.ErrBadVersion:
 		return failf("version No is not valid : %s", path)
+	case client.ErrQuotaExceeded:
+		return failf("Quota has exceeded : %s", path)
 	case client.ErrReconfigInProgress:
 		return failf("Another reconfiguration is in progress -- concurrent reconfigs not supported (yet)")
 	case client.ErrNewConfigNoQuorum:

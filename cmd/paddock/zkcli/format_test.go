@@ -127,7 +127,7 @@ func TestCLIErrorMessages(t *testing.T) {
 		client.ErrSessionExpired:          "KeeperErrorCode = Session expired for /p",
 		client.ErrNoWatcher:               "KeeperErrorCode = No such watcher for /p",
 		client.ErrUnimplemented:           "KeeperErrorCode = Unimplemented for /p",
-		client.ErrQuotaExceeded:           "KeeperErrorCode = Quota has exceeded for /p",
+		client.ErrQuotaExceeded:           "Quota has exceeded : /p", // CliWrapperException names it
 		client.ErrAuthFailed:              "KeeperErrorCode = AuthFailed for /p",
 		client.Code(-999):                 "KeeperErrorCode = Unknown error -999 for /p",
 		client.ErrNoChildrenForEphemerals: "Ephemerals cannot have children: /p",

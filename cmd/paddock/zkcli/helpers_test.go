@@ -44,7 +44,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts ...func(*Config)) *fixture {
 	t.Helper()
-	srv := zktest.Start(t)
+	return newFixtureOn(t, zktest.Start(t), opts...)
+}
+
+// newFixtureOn is newFixture on a server of the caller's.
+func newFixtureOn(t *testing.T, srv *zktest.Server, opts ...func(*Config)) *fixture {
+	t.Helper()
 	events := &syncBuffer{}
 	cfg := Config{Events: events, Location: time.UTC, Version: "paddock test", Timeout: 5 * time.Second}
 	for _, o := range opts {

@@ -3,6 +3,7 @@ package zkcli
 import (
 	"testing"
 
+	"github.com/paddockzk/paddock/test/zktest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,4 +53,17 @@ func TestQuotaCommands(t *testing.T) {
 	f.fail("ls /zookeeper/quota/a", "Node does not exist: /zookeeper/quota/a")
 	f.expect("delquota /a", "Quota does not exist for /a\n")
 	f.fail("listquota /a", "quota for /a does not exist.")
+}
+
+// A write refused by a quota is reported as zkCli's CliWrapperException
+// reports QuotaExceededException.
+func TestQuotaExceededMessage(t *testing.T) {
+	f := newFixtureOn(t, zktest.Start(t, zktest.WithEnforceQuota()))
+	f.create("/a", "")
+	f.ok("setquota -N 1 /a")
+	// Paddock's server enforces hard limits separated by commas only, not
+	// the ";countHardLimit=1" setquota writes.
+	f.ok("set /zookeeper/quota/a/zookeeper_limits count=-1,bytes=-1,countHardLimit=1,byteHardLimit=3")
+	f.fail("create /a/c", "Quota has exceeded : /a/c")
+	f.fail("set /a abcd", "Quota has exceeded : /a")
 }
