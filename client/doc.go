@@ -58,7 +58,7 @@
 //
 // # Watches
 //
-// ExistsW, GetW and ChildrenW return a one-shot watch as a channel that
+// ExistsW, GetW, ChildrenW and GetConfigW return a one-shot watch as a channel that
 // receives exactly one Event and is then closed. A watch survives
 // reconnects. When the session expires or the Conn closes, pending watches
 // receive an EventNone event with Err set to ErrSessionExpired or
@@ -69,7 +69,8 @@
 //
 // WithChroot makes every path relative to a root: the root is prefixed to
 // the paths sent and stripped from the paths returned (Create, Multi,
-// GetEphemerals) and from event paths.
+// GetEphemerals) and from event paths. GetConfig and GetConfigW read
+// /zookeeper/config whatever the root, and the watch's event names it so.
 //
 // # Goroutines
 //
