@@ -110,10 +110,7 @@ func parseOptionsGroup(spec, group string, args []string) (options, error) {
 		for j := 1; j < len(a); j++ {
 			k := strings.IndexByte(letters, a[j])
 			if k < 0 || a[j] == ':' {
-				if j == 1 {
-					return o, failf("Unrecognized option: %s", a)
-				}
-				return o, failf("Unrecognized option: -%c", a[j])
+				return o, failf("Unrecognized option: %s", a) // the whole token, as DefaultParser
 			}
 			if strings.IndexByte(group, a[j]) >= 0 {
 				if selected != 0 && selected != a[j] {

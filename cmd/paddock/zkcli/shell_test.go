@@ -84,7 +84,7 @@ func TestErrors(t *testing.T) {
 	f.fail("create", "create [-s] [-e] [-c] [-t ttl] path [data] [acl]")
 	f.fail("setAcl /a", "setAcl [-s] [-v version] [-R] path acl")
 	f.fail("ls -x /", "Unrecognized option: -x")
-	f.fail("ls -sx /", "Unrecognized option: -x")
+	f.fail("ls -sx /", "Unrecognized option: -sx") // the whole token, as commons-cli 1.5 (zkCli 3.8.0)
 	f.fail("delete -v", "Missing argument for option: v")
 	f.fail("delete -v abc /a", "-v argument must be an int value")
 	f.fail("addWatch -m ONCE /a", commands["addWatch"].usage)
