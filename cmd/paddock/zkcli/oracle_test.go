@@ -85,6 +85,36 @@ delete {R}
 delete {R}/missing
 delete -v 5 {R}/a
 delete {R}/a
+deleteall {R}/missing
+deleteall {R}
+ls {R}
+config
+config -c
+config -s
+config -w
+config extra
+reconfig
+reconfig -add server.5=127.0.0.1:1234:1235;1236
+reconfig -remove 3
+reconfig -s -v 1f -members server.1=127.0.0.1:1:2;3
+reconfig -file {F}
+reconfig -file {R}-nonexistent
+reconfig -file /a -members x
+reconfig -add x -members y
+reconfig -v zz -add x
+printwatches
+printwatches off
+printwatches
+printwatches on
+redo 999
+redo 22
+history
+`
+
+// zkCliQuotaScript exercises the quota commands. They write under
+// /zookeeper/quota, which the shared oracle must keep untouched (test/diff
+// compares its Stat), so it runs against a ZooKeeper of its own.
+const zkCliQuotaScript = `create {R}
 create {R}/qa
 create {R}/qa/b x
 create {R}/qc
@@ -126,37 +156,15 @@ delete {R}/qc
 listquota {R}/qc
 delquota {R}/qc
 ls /zookeeper/quota{R}
-deleteall {R}/missing
 deleteall {R}
-ls {R}
-config
-config -c
-config -s
-config -w
-config extra
-reconfig
-reconfig -add server.5=127.0.0.1:1234:1235;1236
-reconfig -remove 3
-reconfig -s -v 1f -members server.1=127.0.0.1:1:2;3
-reconfig -file {F}
-reconfig -file {R}-nonexistent
-reconfig -file /a -members x
-reconfig -add x -members y
-reconfig -v zz -add x
-printwatches
-printwatches off
-printwatches
-printwatches on
-redo 999
-redo 22
-history
 `
 
 // TestMatchesZkCli runs one script through ZooKeeper's own zkCli and
 // through the Shell, both against the oracle (a real ZooKeeper), and
 // through the Shell against Paddock, and compares the transcripts: zkCli
 // prints "Created" lines and errors on stderr, everything else on stdout.
-// Zxids, times and session ids are masked.
+// Zxids, times and session ids are masked. The quota commands run the same
+// way against a ZooKeeper started for them.
 func TestMatchesZkCli(t *testing.T) {
 	addr := oracle.Addr(t)
 	zkCli := os.Getenv("ZKCLI")
@@ -166,17 +174,43 @@ func TestMatchesZkCli(t *testing.T) {
 	if _, err := os.Stat(zkCli); err != nil {
 		t.Skipf("%s not found (apt-get install -y zookeeper, or set ZKCLI): skipping the comparison with zkCli", zkCli)
 	}
-	root := fmt.Sprintf("/zkcli-%d", time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	// A dynamic configuration file for reconfig -file.
 	dynFile := filepath.Join(t.TempDir(), "zoo.cfg.dynamic")
 	require.NoError(t, os.WriteFile(dynFile, []byte("server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nserver.2=127.0.0.1:2889:3889;2182\nversion=100000000\n"), 0o600))
-	script := func(root string) string {
-		return strings.NewReplacer("{R}", root, "{F}", dynFile).Replace(zkCliScript)
-	}
+	t.Run("shell", func(t *testing.T) {
+		matchZkCli(t, zkCli, addr, strings.ReplaceAll(zkCliScript, "{F}", dynFile))
+	})
+	t.Run("quota", func(t *testing.T) {
+		matchZkCli(t, zkCli, privateOracle(t), zkCliQuotaScript)
+	})
+}
+
+// privateOracle starts a ZooKeeper for the test with test/oracle/zk.sh
+// and returns its address.
+func privateOracle(t *testing.T) string {
+	t.Helper()
+	zkSh, err := filepath.Abs("../../../test/oracle/zk.sh")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, zkSh, "start", dir).Output()
+	require.NoError(t, err, "zk.sh start")
+	t.Cleanup(func() { _ = exec.Command(zkSh, "stop", dir).Run() })
+	addr, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "ZK_ORACLE=")
+	require.True(t, ok, "zk.sh printed %q", out)
+	return addr
+}
+
+// matchZkCli runs script ({R} is a root private to the run) through zkCli
+// against addr, and through the Shell against addr and against Paddock,
+// and compares the transcripts.
+func matchZkCli(t *testing.T, zkCli, addr, script string) {
+	root := fmt.Sprintf("/zkcli-%d", time.Now().UnixNano())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, zkCli, "-server", addr)
-	cmd.Stdin = strings.NewReader(script(root))
+	cmd.Stdin = strings.NewReader(strings.ReplaceAll(script, "{R}", root))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	_ = cmd.Run() // its exit status is that of the last command
@@ -200,7 +234,7 @@ func TestMatchesZkCli(t *testing.T) {
 			defer sh.Close()
 			require.NoError(t, sh.Connect(ctx, server))
 			var gotOut, gotErr strings.Builder
-			for _, line := range strings.Split(script(root), "\n") {
+			for _, line := range strings.Split(strings.ReplaceAll(script, "{R}", root), "\n") {
 				var out bytes.Buffer
 				err := sh.Run(ctx, line, &out)
 				gotErr.WriteString(diag.String())
