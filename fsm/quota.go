@@ -24,12 +24,21 @@ type quotaTrack struct {
 	count, bytes, countHard, bytesHard int64
 }
 
+// parseQuota reads a limits or stats record (unset fields are -1).
+// Fields are separated by runs of ',' and ';', and a field's key and value
+// are its first two '='-separated parts, as ZooKeeper's StatsTrack reads
+// them: zkCli 3.8 writes "count=5,bytes=-1=;byteHardLimit=100;
+// countHardLimit=1". A field that does not parse is skipped.
 func parseQuota(data []byte) quotaTrack {
 	q := quotaTrack{-1, -1, -1, -1}
-	for _, kv := range strings.Split(string(data), ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if !ok || err != nil {
+	for _, kv := range strings.FieldsFunc(string(data), func(r rune) bool { return r == ',' || r == ';' }) {
+		parts := strings.Split(strings.TrimSpace(kv), "=")
+		if len(parts) < 2 {
+			continue
+		}
+		k := parts[0]
+		n, err := strconv.ParseInt(strings.TrimSpace(parts[1]), 10, 64)
+		if err != nil {
 			continue
 		}
 		switch k {

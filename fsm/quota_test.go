@@ -53,3 +53,33 @@ func TestQuotas(t *testing.T) {
 	r = h.apply(&Command{Type: CmdOps, EnforceQuota: true, Ops: []Op{createOp("/app/e")}})
 	require.Equal(t, wire.OK, r.Err)
 }
+
+// TestQuotaLimitsInZkCliFormat: zkCli 3.8's setquota writes the limits
+// as StatsTrack.toString does, "count=5,bytes=-1=;byteHardLimit=100;
+// countHardLimit=1" (read off ZooKeeper 3.8.0), which ZooKeeper reads by
+// splitting on [,;]+ and then on "=". Paddock split on "," alone, so it
+// lost the soft byte limit and both hard limits, and enforced none.
+func TestQuotaLimitsInZkCliFormat(t *testing.T) {
+	for data, want := range map[string]quotaTrack{
+		"count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=1": {-1, -1, 1, -1},
+		"count=5,bytes=-1=;byteHardLimit=100;countHardLimit=1": {5, -1, 1, 100},
+		"count=5,bytes=7=;byteHardLimit=100":                   {5, 7, -1, 100},
+		"count=3,bytes=10,countHardLimit=4,byteHardLimit=20":   {3, 10, 4, 20},
+		"count=3,bytes=10":                    {3, 10, -1, -1},
+		"":                                    {-1, -1, -1, -1},
+		"count=x,,;bytes;=5,countHardLimit=2": {-1, -1, 2, -1},
+	} {
+		require.Equal(t, want, parseQuota([]byte(data)), "%q", data)
+	}
+
+	h := newHarness(t)
+	for path, data := range map[string]string{"/app": "", "/zookeeper/quota/app": "",
+		"/zookeeper/quota/app/zookeeper_limits": "count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=2",
+		"/zookeeper/quota/app/zookeeper_stats":  ""} {
+		require.Equal(t, wire.OK, h.create(path, data, wire.ModePersistent).Err, path)
+	}
+	r := h.apply(&Command{Type: CmdOps, EnforceQuota: true, Ops: []Op{createOp("/app/a")}})
+	require.Equal(t, wire.OK, r.Err)
+	r = h.apply(&Command{Type: CmdOps, EnforceQuota: true, Ops: []Op{createOp("/app/b")}})
+	require.Equal(t, wire.ErrQuotaExceeded, r.Err, "the hard count limit of 2 (/app and /app/a)")
+}
