@@ -73,10 +73,10 @@ func TestQuotaLimitsInZkCliFormat(t *testing.T) {
 	}
 
 	h := newHarness(t)
-	for path, data := range map[string]string{"/app": "", "/zookeeper/quota/app": "",
-		"/zookeeper/quota/app/zookeeper_limits": "count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=2",
-		"/zookeeper/quota/app/zookeeper_stats":  ""} {
-		require.Equal(t, wire.OK, h.create(path, data, wire.ModePersistent).Err, path)
+	for _, n := range [][2]string{{"/app", ""}, {"/zookeeper/quota/app", ""},
+		{"/zookeeper/quota/app/zookeeper_limits", "count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=2"},
+		{"/zookeeper/quota/app/zookeeper_stats", ""}} {
+		require.Equal(t, wire.OK, h.create(n[0], n[1], wire.ModePersistent).Err, n[0])
 	}
 	r := h.apply(&Command{Type: CmdOps, EnforceQuota: true, Ops: []Op{createOp("/app/a")}})
 	require.Equal(t, wire.OK, r.Err)
