@@ -77,6 +77,11 @@ type ZooCfg struct {
 	// sslQuorum and quorumListenOnAllIPs are those keys; Finish applies
 	// them once flags have had their say.
 	sslQuorum, quorumListenOnAllIPs bool
+	// standaloneDisabled is standaloneEnabled=false. standalonePeer is
+	// this node's server line when the ensemble runs standalone (one
+	// voting member), for its client address.
+	standaloneDisabled bool
+	standalonePeer     *Peer
 }
 
 // LoadZooCfg reads the zoo.cfg at path into cfg as ZooKeeper 3.8 does: the
@@ -111,7 +116,29 @@ func LoadZooCfg(path string, cfg *Config) (*ZooCfg, error) {
 			}
 		}
 	}
+	zc.standalone(cfg)
 	return zc, nil
+}
+
+// standalone makes an ensemble of one voting member a standalone server,
+// as ZooKeeper's QuorumPeerConfig.isDistributed does unless
+// standaloneEnabled=false: it serves clients on its server line's client
+// address (when the line is this node's, by myid) and has no cluster.
+// A data dir a one-node cluster wrote starts standalone with its data.
+func (z *ZooCfg) standalone(cfg *Config) {
+	voters := 0
+	for _, p := range cfg.Peers {
+		if !p.Observer {
+			voters++
+		}
+	}
+	if voters != 1 || z.standaloneDisabled {
+		return
+	}
+	if self, err := cfg.self(); err == nil && !self.Observer {
+		z.standalonePeer = &self
+	}
+	cfg.Peers, cfg.ID = nil, ""
 }
 
 // Finish completes a configuration LoadZooCfg read, once flags are applied
@@ -173,6 +200,9 @@ func (z *ZooCfg) listenOnAllIPs(cfg *Config) {
 // or --port is given.
 func (z *ZooCfg) ApplyServerClientAddr(cfg *Config) error {
 	self, err := cfg.self()
+	if z.standalonePeer != nil {
+		self, err = *z.standalonePeer, nil
+	}
 	if err != nil || self.ClientAddr == "" {
 		return nil // standalone, no client part, or an id Validate refuses
 	}
@@ -341,6 +371,10 @@ func (z *ZooCfg) applyZooCfgKey(cfg *Config, key, val string) (bool, error) {
 		z.sslQuorum, err = zkBool(val)
 	case key == "quorumListenOnAllIPs":
 		z.quorumListenOnAllIPs, err = zkBool(val)
+	case key == "standaloneEnabled":
+		var enabled bool
+		enabled, err = zkBool(val)
+		z.standaloneDisabled = !enabled
 	case strings.HasPrefix(key, "group"), strings.HasPrefix(key, "weight"):
 		err = errHierarchical
 	case strings.HasPrefix(key, "authProvider."):
@@ -518,8 +552,6 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.ReconfigEnabled, err = strconv.ParseBool(val)
 	case "readonlymode.enabled":
 		cfg.ReadOnlyMode, err = strconv.ParseBool(val)
-	case "standaloneEnabled":
-		// Paddock is standalone exactly when no server.N lines are given.
 	case "forceSync":
 		// Exactly "no", as ZooKeeper's FileTxnLog: NO or false still sync.
 		cfg.NoSync = val == "no"

@@ -49,7 +49,8 @@ func TestZooCfgSecurePortOnly(t *testing.T) {
 func TestZooCfgQuorumListenOnAllIPsBinds(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "myid", "1\n")
-	text := "dataDir=" + dir + "\nserver.1=192.0.2.1:0:3888;127.0.0.1:0\n"
+	// standaloneEnabled=false: one server line alone is otherwise standalone.
+	text := "dataDir=" + dir + "\nstandaloneEnabled=false\nserver.1=192.0.2.1:0:3888;127.0.0.1:0\n"
 	start := func(text string) (*Server, error) {
 		cfg, zc, err := loadZooCfg(t, text)
 		require.NoError(t, err)
