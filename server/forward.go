@@ -79,6 +79,8 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 	defer stop()
 	fw := newFrameWriter(c, s.cfg.WriteTimeout)
 	br := bufio.NewReaderSize(c, 64<<10)
+	var term uint64 // the leadership the connection's writes go to
+	var answering sync.WaitGroup
 	for {
 		var req fwdRequest
 		if err := readMsg(br, &req); err != nil {
@@ -88,8 +90,22 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			s.touchFromPeer(peer, req.Sessions)
 			continue
 		}
+		if req.Kind == fwdApply && !s.sameLeadership(&term) {
+			// The follower pipelines a client's writes behind each other
+			// and learns of a refusal only from its answer: once this
+			// node has stopped leading, no later write of the connection
+			// may be taken (it may lead again by then, and take it after
+			// an earlier one it refused or whose entry a new leader
+			// dropped). Answer this one, let the others settle, and close:
+			// the follower fails what it had in flight and reconnects.
+			_ = fw.send(&fwdResponse{ID: req.ID, Err: errNoLeader.Error()})
+			answering.Wait()
+			return
+		}
 		answer := s.startForward(peer, &req)
+		answering.Add(1)
 		go func() {
+			defer answering.Done()
 			resp := answer()
 			if resp == nil {
 				return
@@ -99,6 +115,24 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			}
 		}()
 	}
+}
+
+// sameLeadership reports whether this node leads in *term, the term it
+// led in when a forwarding connection's first write came (0: none yet,
+// set now). The state is read before the term, which only grows: a
+// leadership lost and won again between the two reads shows as a new
+// term (read the other way round, a node that stepped down within its
+// term and then won the next would pass with the old one).
+func (s *Server) sameLeadership(term *uint64) bool {
+	if s.node.r.State() != raft.Leader {
+		return false
+	}
+	t := s.node.r.CurrentTerm()
+	if *term != 0 && t != *term {
+		return false
+	}
+	*term = t
+	return true
 }
 
 // closeOnShutdown closes c when the server shuts down; call the returned
