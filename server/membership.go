@@ -76,9 +76,10 @@ func (s *Server) AddMember(id, addr string, observer bool) error {
 	return s.changeMembership(&membershipOp{Kind: "add", ID: id, Addr: addr, Observer: observer})
 }
 
-// addPeer adds p as AddMember does, and publishes its election port and
-// client address in /zookeeper/config.
-func (s *Server) addPeer(p Peer) error {
+// AddPeer adds p as AddMember does, and publishes its election port and
+// client address in /zookeeper/config (as a reconfig's joining server
+// line does).
+func (s *Server) AddPeer(p Peer) error {
 	if _, _, err := net.SplitHostPort(p.Addr); err != nil {
 		return fmt.Errorf("paddock: bad cluster address %q: %w", p.Addr, err)
 	}
@@ -176,7 +177,14 @@ func (s *Server) applyMembership(op *membershipOp) error {
 // from added, a member being added.
 func (s *Server) configData(members []Member, version int64, added *Peer) []byte {
 	published, _, _ := s.fsm.Get(fsm.ConfigPath)
-	peers, _ := parseMemberList(string(published)) // what parses
+	var peers []Peer
+	for _, line := range strings.Split(string(published), "\n") {
+		// Line by line: one an older Paddock wrote that does not parse
+		// (an IPv6 host without brackets) loses no other line's ports.
+		if p, err := parseMemberList(line); err == nil {
+			peers = append(peers, p...)
+		}
+	}
 	peers = append(peers, s.cfg.Peers...)
 	if added != nil {
 		peers = append(peers, *added)
@@ -195,16 +203,15 @@ func (s *Server) configData(members []Member, version int64, added *Peer) []byte
 	var b strings.Builder
 	for _, m := range members {
 		host, port, _ := net.SplitHostPort(m.Addr)
-		p := known[m.ID]
-		election := p.ElectionPort
-		if election == "" {
-			election = port
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]" // IPv6, as ZooKeeper writes it
 		}
+		p := known[m.ID]
 		role := "participant"
 		if m.Observer {
 			role = "observer"
 		}
-		fmt.Fprintf(&b, "server.%s=%s:%s:%s:%s", m.ID, host, port, election, role)
+		fmt.Fprintf(&b, "server.%s=%s:%s:%s:%s", m.ID, host, port, shownElectionPort(p.ElectionPort, port), role)
 		if p.ClientAddr != "" {
 			fmt.Fprintf(&b, ";%s", p.ClientAddr)
 		}
@@ -212,6 +219,22 @@ func (s *Server) configData(members []Member, version int64, added *Peer) []byte
 	}
 	fmt.Fprintf(&b, "version=%x", version)
 	return []byte(b.String())
+}
+
+// shownElectionPort is the election port /zookeeper/config shows for a
+// member with this quorum port: the one configured, or 0 when none is
+// known (a cluster started with --peer) or it is not a port other than
+// the quorum port. Java's parser (QuorumPeer.QuorumServer, used by
+// Curator's EnsembleTracker, ZooKeeperAdmin users and zkCli's config -c)
+// needs a number other than the quorum port there ("Client and election
+// port must be different!"); Paddock has no election port, and 0 is no
+// port.
+func shownElectionPort(election, quorum string) string {
+	e, err := strconv.ParseUint(election, 10, 16)
+	if q, _ := strconv.ParseUint(quorum, 10, 16); err != nil || e == q {
+		return "0"
+	}
+	return election
 }
 
 // publishConfig writes the current membership, at version, into

@@ -141,7 +141,7 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		}
 	}
 	for _, p := range join {
-		if err := s.addPeer(p); err != nil {
+		if err := s.AddPeer(p); err != nil {
 			return err
 		}
 	}

@@ -21,7 +21,8 @@ import (
 // The Curator tests drive Apache Curator 5 (Debian's libcurator-recipes-java)
 // through test/interop/curator/CuratorAgent.java, compiled once per package
 // run. An agent is one JVM with one CuratorFramework (one session), reused
-// for every step of a test.
+// for every step of a test. ParseConfig.java, compiled with it, shows how
+// Java reads a /zookeeper/config.
 
 // curatorJarDir holds Debian's jars; their manifests' Class-Path entries
 // bring in guava, slf4j-api and the rest.
@@ -78,9 +79,9 @@ func compileCurator(t *testing.T) {
 		}
 		curatorClasses = dir
 		out, err := exec.Command("javac", "-nowarn", "-Xlint:-path", "-implicit:none", "-d", dir,
-			"-cp", curatorClasspath(), filepath.Join("curator", "CuratorAgent.java")).CombinedOutput()
+			"-cp", curatorClasspath(), filepath.Join("curator", "CuratorAgent.java"), filepath.Join("curator", "ParseConfig.java")).CombinedOutput()
 		if err != nil {
-			curatorErr = fmt.Errorf("javac CuratorAgent.java: %v\n%s", err, out)
+			curatorErr = fmt.Errorf("javac CuratorAgent.java ParseConfig.java: %v\n%s", err, out)
 		}
 	})
 	if curatorSkip != "" {

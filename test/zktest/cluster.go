@@ -29,22 +29,21 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		t.Fatalf("zktest: a cluster needs at least one node")
 	}
 	c := &Cluster{t: t, opts: buildOptions(t, opts), net: newFaultNet()}
-	clusterLns := make([]net.Listener, n)
+	// Every node's peer list has every node's cluster and client address,
+	// so /zookeeper/config names where clients reach each node (Curator's
+	// EnsembleTracker builds its connection string from them).
+	clusterLns, clientLns := make([]net.Listener, n), make([]net.Listener, n)
 	for i := range clusterLns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("zktest: listen: %v", err)
-		}
-		clusterLns[i] = ln
-		c.peers = append(c.peers, server.Peer{ID: strconv.Itoa(i + 1), Addr: ln.Addr().String(),
-			Observer: i >= n-c.opts.observers})
+		clusterLns[i], clientLns[i] = listenLocal(t), listenLocal(t)
+		c.peers = append(c.peers, server.Peer{ID: strconv.Itoa(i + 1), Addr: clusterLns[i].Addr().String(),
+			ClientAddr: clientLns[i].Addr().String(), Observer: i >= n-c.opts.observers})
 	}
 	c.nodes = make([]*Server, n)
 	errs := make(chan error, n)
 	for i := range c.nodes {
 		c.nodes[i] = &Server{t: t, opts: c.nodeOptions(c.peers[i].ID)}
 		go func() {
-			errs <- c.nodes[i].startErr("127.0.0.1:0", clusterLns[i])
+			errs <- c.nodes[i].startErr("", clientLns[i], clusterLns[i])
 		}()
 	}
 	for range c.nodes {
@@ -54,6 +53,16 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	}
 	t.Cleanup(c.Stop)
 	return c
+}
+
+// listenLocal listens on a free loopback port.
+func listenLocal(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("zktest: listen: %v", err)
+	}
+	return ln
 }
 
 func (c *Cluster) nodeOptions(id string) options {
@@ -139,19 +148,16 @@ func (c *Cluster) Partition(i int) {
 // leader, waits until it has caught up, and returns its index.
 func (c *Cluster) AddNode() int {
 	c.t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		c.t.Fatalf("zktest: listen: %v", err)
-	}
-	p := server.Peer{ID: strconv.Itoa(len(c.peers) + 1), Addr: ln.Addr().String()}
+	ln, clientLn := listenLocal(c.t), listenLocal(c.t)
+	p := server.Peer{ID: strconv.Itoa(len(c.peers) + 1), Addr: ln.Addr().String(), ClientAddr: clientLn.Addr().String()}
 	c.peers = append(c.peers, p)
 	o := c.nodeOptions(p.ID)
 	o.cfg.Join = true
 	n := &Server{t: c.t, opts: o}
 	c.nodes = append(c.nodes, n)
 	errs := make(chan error, 1)
-	go func() { errs <- n.startErr("127.0.0.1:0", ln) }()
-	if err := c.nodes[c.Leader()].running().AddMember(p.ID, p.Addr, false); err != nil {
+	go func() { errs <- n.startErr("", clientLn, ln) }()
+	if err := c.nodes[c.Leader()].running().AddPeer(p); err != nil {
 		c.t.Fatalf("zktest: add member: %v", err)
 	}
 	if err := <-errs; err != nil {

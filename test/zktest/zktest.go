@@ -178,18 +178,21 @@ func buildOptions(t testing.TB, opts []Option) options {
 
 func (s *Server) start(addr string) {
 	s.t.Helper()
-	if err := s.startErr(addr, nil); err != nil {
+	if err := s.startErr(addr, nil, nil); err != nil {
 		s.t.Fatalf("zktest: start server: %v", err)
 	}
 }
 
-// startErr starts the server on the client address addr; a cluster node
-// also gets its cluster listener (nil: listen again on its address).
-func (s *Server) startErr(addr string, clusterLn net.Listener) error {
+// startErr starts the server on the client listener ln (nil: listen on
+// addr); a cluster node also gets its cluster listener (nil: listen again
+// on its address).
+func (s *Server) startErr(addr string, ln, clusterLn net.Listener) error {
 	cfg := s.opts.cfg
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
+	var err error
+	if ln == nil {
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return err
+		}
 	}
 	cfg.Listener = ln
 	if s.opts.secure {
