@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockzk/paddock/client"
 	"github.com/paddockzk/paddock/server"
 	"github.com/paddockzk/paddock/test/zktest"
 )
@@ -269,5 +270,66 @@ func TestZookeeperConfigParsesInJava(t *testing.T) {
 
 	for i, got := range javaParseConfigs(t, configs...) {
 		checks[i](got)
+	}
+}
+
+// Curator's EnsembleTracker (on by default) follows a Paddock cluster: a
+// CuratorFramework given one node learns every node's client address from
+// /zookeeper/config, drops a node a reconfig removes, and when the node it
+// was given is removed too, it reconnects to the one left, which it knows
+// only from /zookeeper/config.
+func TestCuratorEnsembleTrackerFollowsCluster(t *testing.T) {
+	compileCurator(t)
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super),
+		zktest.WithSessionTimeouts(200*time.Millisecond, 40*time.Second))
+	leader := c.Leader()
+	victim, via := (leader+1)%3, (leader+2)%3
+	publishedConfig(t, c.Node(via).Server(), 3)
+	tg := &target{t: t, hosts: c.Servers()[via], root: "/interop"}
+	a := tg.curator("a")
+	connstr := func(nodes ...int) {
+		t.Helper()
+		var want []string
+		for _, i := range nodes {
+			want = append(want, c.Servers()[i])
+		}
+		slices.Sort(want)
+		deadline := time.Now().Add(waitTimeout)
+		for {
+			got := strings.Split(a.do("connstr"), ",")
+			slices.Sort(got)
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Curator's connection string %q, want %q; stderr:\n%s", got, want, a.stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	connstr(0, 1, 2)
+
+	ctx := tg.ctx()
+	admin, err := client.Connect(ctx, []string{c.Servers()[leader]}, client.WithAuth("digest", []byte("super:test")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	remove := func(i int) {
+		t.Helper()
+		if _, _, err := admin.IncrementalReconfig(ctx, nil, []string{fmt.Sprint(i + 1)}, client.AnyConfig); err != nil {
+			t.Fatalf("reconfig -remove %d: %v", i+1, err)
+		}
+	}
+	remove(victim)
+	connstr(leader, via)
+	// The removed node closes its client connections; Curator reconnects
+	// to the leader and reads the configuration there.
+	remove(via)
+	connstr(leader)
+	a.expect("/after-reconfig", "create", "/after-reconfig", "-")
+	if _, ok := c.Node(leader).Server().FSM().Exists("/after-reconfig"); !ok {
+		t.Fatal("the create did not reach the leader")
 	}
 }
