@@ -178,7 +178,8 @@ func TestZookeeperConfigParsesInJava(t *testing.T) {
 	var checks []func(got string)
 
 	// zoo.cfg: server.N=host:quorumPort:electionPort[:role];clientHost:clientPort,
-	// node 3 an observer.
+	// node 3 an observer. Node 2's election port is its quorum port (a line
+	// ZooKeeper refuses; Paddock ignores the election port): it shows 0.
 	{
 		clusterLns, clientLns := listenN(t, "127.0.0.1", 3), listenN(t, "127.0.0.1", 3)
 		var peers []server.Peer
@@ -190,8 +191,12 @@ func TestZookeeperConfigParsesInJava(t *testing.T) {
 				role = ":observer"
 			}
 			quorum, election = append(quorum, portOf(clusterLns[i])), append(election, 3888+i)
+			line := election[i]
+			if i == 1 {
+				line, election[i] = quorum[i], 0
+			}
 			connect = append(connect, clientLns[i].Addr().String())
-			p, err := server.ParseServerLine(strconv.Itoa(i+1), fmt.Sprintf("127.0.0.1:%d:%d%s;%s", quorum[i], election[i], role, connect[i]))
+			p, err := server.ParseServerLine(strconv.Itoa(i+1), fmt.Sprintf("127.0.0.1:%d:%d%s;%s", quorum[i], line, role, connect[i]))
 			if err != nil {
 				t.Fatal(err)
 			}
