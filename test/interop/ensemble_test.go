@@ -281,16 +281,17 @@ func TestZookeeperConfigParsesInJava(t *testing.T) {
 // Curator's EnsembleTracker (on by default) follows a Paddock cluster: a
 // CuratorFramework given one node learns every node's client address from
 // /zookeeper/config, drops a node a reconfig removes, and when the node it
-// was given is removed too, it reconnects to the one left, which it knows
-// only from /zookeeper/config.
+// was given is removed too, it reconnects to another, which it knows only
+// from /zookeeper/config. (Four nodes: ZooKeeper refuses a reconfig that
+// leaves fewer than two voters.)
 func TestCuratorEnsembleTrackerFollowsCluster(t *testing.T) {
 	compileCurator(t)
 	super := "super:" + server.DigestOf("super:test")
-	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super),
+	c := zktest.StartCluster(t, 4, zktest.WithReconfig(), zktest.WithSuperDigest(super),
 		zktest.WithSessionTimeouts(200*time.Millisecond, 40*time.Second))
 	leader := c.Leader()
-	victim, via := (leader+1)%3, (leader+2)%3
-	publishedConfig(t, c.Node(via).Server(), 3)
+	victim, via, other := (leader+1)%4, (leader+2)%4, (leader+3)%4
+	publishedConfig(t, c.Node(via).Server(), 4)
 	tg := &target{t: t, hosts: c.Servers()[via], root: "/interop"}
 	a := tg.curator("a")
 	connstr := func(nodes ...int) {
@@ -313,7 +314,7 @@ func TestCuratorEnsembleTrackerFollowsCluster(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	connstr(0, 1, 2)
+	connstr(0, 1, 2, 3)
 
 	ctx := tg.ctx()
 	admin, err := client.Connect(ctx, []string{c.Servers()[leader]}, client.WithAuth("digest", []byte("super:test")))
@@ -328,11 +329,11 @@ func TestCuratorEnsembleTrackerFollowsCluster(t *testing.T) {
 		}
 	}
 	remove(victim)
-	connstr(leader, via)
+	connstr(leader, via, other)
 	// The removed node closes its client connections; Curator reconnects
-	// to the leader and reads the configuration there.
+	// to another node and reads the configuration there.
 	remove(via)
-	connstr(leader)
+	connstr(leader, other)
 	a.expect("/after-reconfig", "create", "/after-reconfig", "-")
 	if _, ok := c.Node(leader).Server().FSM().Exists("/after-reconfig"); !ok {
 		t.Fatal("the create did not reach the leader")
