@@ -102,17 +102,30 @@ func (s *Server) changeMembership(op *membershipOp) error {
 	if !s.cfg.clustered() {
 		return ErrStandalone
 	}
-	if !s.isLeader() {
-		resp, err := s.fwd.call(&fwdRequest{Kind: fwdMembership, Membership: op}, membershipTimeout, false)
-		if err != nil {
+	// Right after an election this node may not know the leader yet, or
+	// still reach the old one, which refuses: as a ZooKeeper follower
+	// holds a request until it has synced with the new leader, the change
+	// waits for one (a refusal says it was not run, so it is safe to send
+	// again), within membershipTimeout.
+	deadline := time.Now().Add(membershipTimeout)
+	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
+		if s.isLeader() {
+			return s.applyMembership(op)
+		}
+		resp, err := s.fwd.call(&fwdRequest{Kind: fwdMembership, Membership: op}, time.Until(deadline), false)
+		if err == nil && resp.Err != "" {
+			err = errors.New(resp.Err)
+		}
+		noLeader := errors.Is(err, errNoLeader) || (err != nil && err.Error() == errNoLeader.Error())
+		if !noLeader || time.Now().Add(backoff).After(deadline) {
 			return err
 		}
-		if resp.Err != "" {
-			return errors.New(resp.Err)
+		select {
+		case <-time.After(backoff):
+		case <-s.ctx.Done():
+			return err
 		}
-		return nil
 	}
-	return s.applyMembership(op)
 }
 
 // applyMembership runs on the leader.
