@@ -187,6 +187,11 @@ type Config struct {
 	// ReconfigEnabled allows the reconfig opcode (ZooKeeper's
 	// reconfigEnabled, default false).
 	ReconfigEnabled bool
+	// OneVoterCluster is zoo.cfg's standaloneEnabled=false: an ensemble of
+	// one voting member runs as a cluster instead of standalone, and a
+	// reconfig may leave one voting member (ZooKeeper refuses that with
+	// BADARGUMENTS while standaloneEnabled is true, its default).
+	OneVoterCluster bool
 	// ReadOnlyMode lets a node cut off from the quorum keep serving
 	// clients that ask for read-only sessions (readonlymode.enabled).
 	ReadOnlyMode bool

@@ -140,6 +140,10 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 			}
 		}
 	}
+	if !s.cfg.OneVoterCluster && votersAfter(cfg.Configuration(), join, leave) < 2 {
+		// ZooKeeper, standaloneEnabled: "at least 1 follower" must stay.
+		return errReconfig{wire.ErrBadArguments}
+	}
 	for _, p := range join {
 		if err := s.AddPeer(p); err != nil {
 			return err
@@ -162,6 +166,28 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		return err
 	}
 	return s.waitApplied(idx, membershipTimeout)
+}
+
+// votersAfter counts the voting members of conf once join has joined and
+// leave has left.
+func votersAfter(conf raft.Configuration, join []Peer, leave []string) int {
+	voter := map[string]bool{}
+	for _, srv := range conf.Servers {
+		voter[string(srv.ID)] = srv.Suffrage == raft.Voter
+	}
+	for _, p := range join {
+		voter[p.ID] = !p.Observer
+	}
+	for _, id := range leave {
+		delete(voter, id)
+	}
+	n := 0
+	for _, v := range voter {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // leaderLast sorts ids (a map's order must not decide the outcome),

@@ -77,11 +77,9 @@ type ZooCfg struct {
 	// sslQuorum and quorumListenOnAllIPs are those keys; Finish applies
 	// them once flags have had their say.
 	sslQuorum, quorumListenOnAllIPs bool
-	// standaloneDisabled is standaloneEnabled=false. standalonePeer is
-	// this node's server line when the ensemble runs standalone (one
-	// voting member), for its client address.
-	standaloneDisabled bool
-	standalonePeer     *Peer
+	// standalonePeer is this node's server line when the ensemble runs
+	// standalone (one voting member), for its client address.
+	standalonePeer *Peer
 }
 
 // LoadZooCfg reads the zoo.cfg at path into cfg as ZooKeeper 3.8 does: the
@@ -132,7 +130,7 @@ func (z *ZooCfg) standalone(cfg *Config) {
 			voters++
 		}
 	}
-	if voters != 1 || z.standaloneDisabled {
+	if voters != 1 || cfg.OneVoterCluster {
 		return
 	}
 	if self, err := cfg.self(); err == nil && !self.Observer {
@@ -374,7 +372,7 @@ func (z *ZooCfg) applyZooCfgKey(cfg *Config, key, val string) (bool, error) {
 	case key == "standaloneEnabled":
 		var enabled bool
 		enabled, err = zkBool(val)
-		z.standaloneDisabled = !enabled
+		cfg.OneVoterCluster = !enabled
 	case strings.HasPrefix(key, "group"), strings.HasPrefix(key, "weight"):
 		err = errHierarchical
 	case strings.HasPrefix(key, "authProvider."):

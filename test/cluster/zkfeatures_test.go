@@ -336,3 +336,24 @@ func TestReconfigKeepsNewMembersPortsAndClientAddress(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("/zookeeper/config:\n%s", data)
 }
+
+// A reconfig that would leave one voting member is refused with
+// BADARGUMENTS, as ZooKeeper refuses it while standaloneEnabled is true
+// (its default; zoo.cfg's standaloneEnabled=false allows it): Paddock
+// applied it. Leaving two is fine.
+func TestReconfigKeepsTwoVoters(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	leader := c.Leader()
+	via := (leader + 1) % 3
+	admin, _ := connect(t, []string{c.Servers()[via]})
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	others := []string{fmt.Sprint((leader+1)%3 + 1), fmt.Sprint((leader+2)%3 + 1)}
+	_, err := admin.IncrementalReconfig(nil, others, -1)
+	require.ErrorIs(t, err, zk.ErrBadArguments, "down to one voter")
+	members, err := c.Node(leader).Server().Members()
+	require.NoError(t, err)
+	require.Len(t, members, 3, "nothing removed")
+	_, err = admin.IncrementalReconfig(nil, others[1:], -1)
+	require.NoError(t, err, "down to two voters")
+}
