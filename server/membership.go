@@ -173,7 +173,17 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	}
 	// The configuration's version is the zxid of its change (ZooKeeper's:
 	// the reconfig's), here the Raft index of the configuration entry.
-	return s.publishConfig(int64(change.Index()), added)
+	if err := s.publishConfig(int64(change.Index()), added); err != nil {
+		if op.Kind == "remove" && s.node.r.State() != raft.Leader {
+			// This leader removed itself and stepped down once the change
+			// was committed: the change is made, and the next leader
+			// publishes it (ensureConfig).
+			s.log.Info("removed this node from the cluster; the next leader publishes /zookeeper/config", "id", op.ID)
+			return nil
+		}
+		return err
+	}
+	return nil
 }
 
 // ConfigData renders the membership as ZooKeeper's dynamic config, the

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -379,4 +380,32 @@ func TestClusterObserver(t *testing.T) {
 	other, _ := connect(t, rest)
 	_, err = other.Create("/still-writable", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
+}
+
+// Removing the leader succeeds, through the leader itself or a follower:
+// the leader steps down once the change is committed and cannot publish
+// /zookeeper/config itself (the next leader does), which was reported as
+// the change failing ("paddock: no leader") although it was made, so
+// `paddock cluster remove <leader>` exited 1 after removing it.
+func TestRemovingTheLeaderReportsSuccess(t *testing.T) {
+	for _, through := range []string{"leader", "follower"} {
+		t.Run("through the "+through, func(t *testing.T) {
+			c := zktest.StartCluster(t, 3)
+			leader := c.Leader()
+			via := leader
+			if through == "follower" {
+				via = (leader + 1) % 3
+			}
+			leaderID := fmt.Sprint(leader + 1)
+			require.NoError(t, c.Node(via).Server().RemoveMember(leaderID))
+			other := (leader + 2) % 3
+			n := c.Node(other).Server()
+			eventually(t, "two members under a new leader, published", func() bool {
+				members, err := n.Members()
+				data, _, _ := n.FSM().Get("/zookeeper/config")
+				return err == nil && len(members) == 2 && n.Leader() != "" && n.Leader() != leaderID &&
+					!strings.Contains(string(data), "server."+leaderID+"=")
+			})
+		})
+	}
 }
