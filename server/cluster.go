@@ -186,6 +186,15 @@ func (s *Server) runExpirer(ctx context.Context) {
 // previous leader that did not get to publish it).
 func (s *Server) ensureConfig(ctx context.Context) {
 	if !s.cfg.clustered() {
+		// A standalone server's /zookeeper/config is empty, as ZooKeeper's.
+		// A state restored from a cluster's snapshot holds that cluster's
+		// membership, which clients following /zookeeper/config (Curator's
+		// EnsembleTracker) would take as this server's.
+		if data, _, err := s.fsm.Get(fsm.ConfigPath); err == nil && len(data) > 0 && ctx.Err() == nil {
+			if _, err := s.apply(&fsm.Command{Type: fsm.CmdSetConfig, Data: []byte{}}); err != nil {
+				s.log.Warn("could not clear /zookeeper/config", "err", err)
+			}
+		}
 		return
 	}
 	members, err := s.Members()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/paddockzk/paddock/fsm"
 	"github.com/paddockzk/paddock/internal/wire"
@@ -135,5 +136,36 @@ func TestLogLocationNamedTwoWays(t *testing.T) {
 	require.NoError(t, os.Symlink(logs, loglink))
 	f := createNodes(t, durableConfig(data, loglink), "/k2")
 	_, _, err := f.Get("/k")
+	require.NoError(t, err)
+}
+
+// A standalone server restored from a cluster's snapshot serves an empty
+// /zookeeper/config, as a standalone ZooKeeper does: it served the old
+// cluster's membership, which a client following /zookeeper/config
+// (Curator's EnsembleTracker) would take as its new server list.
+func TestStandaloneRestoreOfAClusterSnapshotClearsItsMembership(t *testing.T) {
+	state := createNodes(t, durableConfig(t.TempDir(), ""), "/n")
+	members := "server.1=10.0.0.1:2888:3888:participant;10.0.0.1:2181\nversion=1a63"
+	state.ApplyCommand(uint64(state.LastZxid()+1), 1, &fsm.Command{Type: fsm.CmdSetConfig, Data: []byte(members)})
+	data, _, err := state.Get(fsm.ConfigPath)
+	require.NoError(t, err)
+	require.Equal(t, members, string(data))
+
+	dir := filepath.Join(t.TempDir(), "restored")
+	require.NoError(t, SeedDataDir(dir, state, nil))
+	s, err := New(durableConfig(dir, ""))
+	require.NoError(t, err)
+	defer s.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _, err := s.FSM().Get(fsm.ConfigPath)
+		require.NoError(t, err)
+		if len(data) == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "/zookeeper/config still holds %q", data)
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, _, err = s.FSM().Get("/n")
 	require.NoError(t, err)
 }
