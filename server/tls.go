@@ -59,6 +59,11 @@ func (f TLSFiles) ServerTLSConfig() (*tls.Config, error) {
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
+		if encryptedKey(keyFile) {
+			return nil, fmt.Errorf("tls: the private key in %s is encrypted; Paddock reads unencrypted PEM keys only "+
+				"(ssl.keyStore.password is not used): write it unencrypted, e.g. `openssl pkey -in KEY -out PLAIN`, "+
+				"and keep the file readable only by the server", keyFile)
+		}
 		return nil, fmt.Errorf("tls: load key pair: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
@@ -100,6 +105,26 @@ func (f TLSFiles) ServerTLSConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("tls: ssl.clientAuth must be none, want or need, not %q", f.ClientAuth)
 	}
 	return cfg, nil
+}
+
+// encryptedKey reports whether file holds an encrypted PEM private key:
+// PKCS#8 "ENCRYPTED PRIVATE KEY", or OpenSSL's legacy Proc-Type
+// 4,ENCRYPTED header.
+func encryptedKey(file string) bool {
+	rest, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	for {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			return false
+		}
+		if blk.Type == "ENCRYPTED PRIVATE KEY" ||
+			(strings.HasSuffix(blk.Type, "PRIVATE KEY") && strings.Contains(blk.Headers["Proc-Type"], "ENCRYPTED")) {
+			return true
+		}
+	}
 }
 
 func loadCAs(file string) (*x509.CertPool, error) {

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -134,4 +135,25 @@ func TestZooCfgClientAuthNeedWithoutTrustStore(t *testing.T) {
 	flags.ClientAuth = ClientAuthNeed
 	_, err = flags.ServerTLSConfig()
 	require.ErrorContains(t, err, "needs a trust store")
+}
+
+// A key store whose private key is encrypted (ZooKeeper reads it with
+// ssl.keyStore.password) is refused with an error that says so and how to
+// write the key unencrypted; it said only "tls: failed to parse private
+// key".
+func TestEncryptedKeyStoreIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	keyStore, trustStore, _ := pemStores(t, dir)
+	certOnly, err := os.ReadFile(keyStore)
+	require.NoError(t, err)
+	blk, _ := pem.Decode(certOnly)
+	enc := writeFile(t, dir, "encrypted.pem", string(pem.EncodeToMemory(blk))+
+		string(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte("0123456789abcdef0123456789abcdef")})))
+	cfg, _, err := loadZooCfg(t, "dataDir="+dir+"\nsecureClientPort=2281\nssl.keyStore.location="+enc+
+		"\nssl.keyStore.password=secret\nssl.trustStore.location="+trustStore+"\n")
+	require.NoError(t, err)
+	err = cfg.Validate()
+	require.ErrorContains(t, err, "encrypted")
+	require.ErrorContains(t, err, enc)
+	require.ErrorContains(t, err, "openssl pkey")
 }
