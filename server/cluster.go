@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -185,6 +186,22 @@ func (s *Server) runExpirer(ctx context.Context) {
 // leader finds it missing or stale (first start, or a change made by a
 // previous leader that did not get to publish it).
 func (s *Server) ensureConfig(ctx context.Context) {
+	// Compare with the state once every committed entry is applied: a
+	// leader elected right after a restart has not replayed its log yet,
+	// and would find /zookeeper/config empty (or old) and publish the
+	// membership without the election ports and client addresses only
+	// /zookeeper/config holds, at a version below the current one.
+	for {
+		err := s.node.r.Barrier(DefaultProposeTimeout).Error()
+		if ctx.Err() != nil || errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
+			errors.Is(err, raft.ErrRaftShutdown) {
+			return // no longer leading; the next leader checks
+		}
+		if err == nil {
+			break
+		}
+		s.log.Warn("waiting to apply the log before checking /zookeeper/config", "err", err)
+	}
 	if !s.cfg.clustered() {
 		// A standalone server's /zookeeper/config is empty, as ZooKeeper's.
 		// A state restored from a cluster's snapshot holds that cluster's

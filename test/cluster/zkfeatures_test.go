@@ -357,3 +357,54 @@ func TestReconfigKeepsTwoVoters(t *testing.T) {
 	_, err = admin.IncrementalReconfig(nil, others[1:], -1)
 	require.NoError(t, err, "down to two voters")
 }
+
+// /zookeeper/config survives a restart of the whole cluster: a member's
+// client address that only reconfig gave stays, and the version does not
+// go back. The new leader used to compare the membership with its state
+// before it had applied its log, found /zookeeper/config empty, and
+// published the membership anew at version 0 without the address.
+func TestConfigSurvivesAFullRestart(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	admin, _ := connect(t, c.Servers())
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	// An observer that never starts: the quorum is unchanged.
+	joining := fmt.Sprintf("server.9=%s:3999:observer;127.0.0.1:2999", addr)
+	_, err = admin.IncrementalReconfig([]string{joining}, nil, -1)
+	require.NoError(t, err)
+	before, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.Contains(t, string(before), ";127.0.0.1:2999")
+	admin.Close()
+
+	for i := 0; i < 3; i++ {
+		c.Kill(i)
+	}
+	done := make(chan struct{}, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			c.Restart(i)
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		<-done
+	}
+	n := c.Node(c.Leader()).Server()
+	var after []byte
+	eventually(t, "the leader has applied its log", func() bool {
+		after, _, _ = n.FSM().Get("/zookeeper/config")
+		return len(after) > 0
+	})
+	// Give a wrong republish the time to happen: a sync is applied after it.
+	cl, _ := connect(t, c.Servers())
+	_, err = cl.Sync("/")
+	require.NoError(t, err)
+	after, _, err = cl.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after))
+}
