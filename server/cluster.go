@@ -62,7 +62,12 @@ func (c *Config) self() (Peer, error) {
 			return p, nil
 		}
 	}
-	return Peer{}, fmt.Errorf("node id %q is not among the %d peers", c.ID, len(c.Peers))
+	lines := make([]string, len(c.Peers))
+	for i, p := range c.Peers {
+		lines[i] = "server." + p.ID
+	}
+	return Peer{}, fmt.Errorf("this node's id %s (myid or --id) has no server.%s line; the configuration has %s",
+		c.ID, c.ID, strings.Join(lines, ", "))
 }
 
 // sameID reports whether two node ids name the same node: equal, or equal

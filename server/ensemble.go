@@ -1,7 +1,9 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -89,7 +91,12 @@ func PeersFromZooCfg(servers map[string]string) ([]Peer, error) {
 
 // ReadMyID reads dataDir/myid as ZooKeeper does.
 func ReadMyID(dataDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
+	file := filepath.Join(dataDir, "myid")
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s does not exist: a cluster node's id goes there, as for ZooKeeper "+
+			"(echo N > %s, N from the node's server.N line), or pass --id", file, file)
+	}
 	if err != nil {
 		return "", fmt.Errorf("read myid: %w", err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -262,4 +263,21 @@ func TestZooCfgX509SuperUser(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, zc.Unused)
 	require.Equal(t, "O=example,CN=admin", cfg.X509SuperUser)
+}
+
+// A cluster node without its id is told where the id goes and which ids
+// the server lines give; it was told "read myid: open DIR/myid: no such
+// file or directory" and "node id "7" is not among the 3 peers".
+func TestMissingOrUnknownNodeIDIsExplained(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ReadMyID(dir)
+	require.ErrorContains(t, err, "echo N > "+filepath.Join(dir, "myid"))
+	require.ErrorContains(t, err, "--id")
+
+	cfg := DefaultConfig()
+	cfg.ID = "7"
+	cfg.Peers = []Peer{{ID: "1", Addr: "127.0.0.1:2888"}, {ID: "2", Addr: "127.0.0.1:2889"}, {ID: "3", Addr: "127.0.0.1:2890"}}
+	_, err = cfg.self()
+	require.ErrorContains(t, err, "this node's id 7 (myid or --id) has no server.7 line")
+	require.ErrorContains(t, err, "server.1, server.2, server.3")
 }
