@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -168,4 +169,41 @@ func TestStandaloneRestoreOfAClusterSnapshotClearsItsMembership(t *testing.T) {
 	}
 	_, _, err = s.FSM().Get("/n")
 	require.NoError(t, err)
+}
+
+// A data dir holding a standalone server's state (restored or imported
+// without --peer, or written by a standalone server) is refused by a
+// cluster node: it led a one-member cluster of its own, which the other
+// nodes of its zoo.cfg could never join. A cluster member's data dir is
+// refused by a standalone server, which waited forever for the election.
+func TestDataDirOfTheOtherKindIsRefused(t *testing.T) {
+	state := createNodes(t, durableConfig(t.TempDir(), ""), "/n")
+	freePort := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	peers := []Peer{{ID: "1", Addr: freePort()}, {ID: "2", Addr: freePort()}, {ID: "3", Addr: freePort()}}
+	clusterNode := func(dir string) Config {
+		cfg := durableConfig(dir, "")
+		cfg.ID, cfg.Peers = "1", peers
+		return cfg
+	}
+
+	restored := filepath.Join(t.TempDir(), "standalone-seed")
+	require.NoError(t, SeedDataDir(restored, state, nil))
+	_, err := New(clusterNode(restored))
+	require.ErrorContains(t, err, "standalone server's state")
+	require.ErrorContains(t, err, "--peer")
+
+	standalone := t.TempDir()
+	createNodes(t, durableConfig(standalone, ""), "/m")
+	_, err = New(clusterNode(standalone))
+	require.ErrorContains(t, err, "standalone server's state")
+
+	member := filepath.Join(t.TempDir(), "cluster-seed")
+	require.NoError(t, SeedDataDir(member, state, peers))
+	_, err = New(durableConfig(member, ""))
+	require.ErrorContains(t, err, "cluster member's state")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -163,12 +164,55 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 		n.close()
 		return nil, err
 	}
+	if existing {
+		// Checked before Raft's first election timeout, so a refused
+		// node never campaigns.
+		if err := checkStoredMembership(cfg, r.GetConfiguration().Configuration()); err != nil {
+			_ = r.Shutdown().Error()
+			n.close()
+			return nil, err
+		}
+	}
 	n.raft.Store(r)
 	n.r, n.trans, n.id = r, trans, rc.LocalID
 	if ahead != nil {
 		ahead.raft.Store(r)
 	}
 	return n, nil
+}
+
+// checkStoredMembership refuses state of the other kind: a cluster node
+// on a standalone server's state (its one member has no cluster address:
+// the node would lead a cluster of its own that its peers can never
+// join), and a standalone server on a cluster member's state (it would
+// wait forever for an election over the cluster port it does not have).
+func checkStoredMembership(cfg *Config, conf raft.Configuration) error {
+	clusterAddrs := 0
+	for _, srv := range conf.Servers {
+		if _, _, err := net.SplitHostPort(string(srv.Address)); err == nil {
+			clusterAddrs++
+		}
+	}
+	where := cfg.DataDir
+	if where == "" {
+		where = "the configured stores"
+	}
+	switch {
+	case cfg.clustered() && len(conf.Servers) > 0 && clusterAddrs == 0:
+		return fmt.Errorf("%s holds a standalone server's state (restored or imported without --peer, or written by "+
+			"a standalone server), which a cluster node cannot start from. Seed each node's data dir for the cluster "+
+			"instead: paddock snapshot restore FILE (or import-zk) --data-dir DIR --id N with a --peer ID=HOST:PORT "+
+			"for every member, as its server.N lines give them (a running standalone server's state: paddock snapshot save)", where)
+	case !cfg.clustered() && clusterAddrs > 0:
+		var members []string
+		for _, srv := range conf.Servers {
+			members = append(members, fmt.Sprintf("%s=%s", srv.ID, srv.Address))
+		}
+		return fmt.Errorf("%s holds a cluster member's state (members %s); start it with its cluster's "+
+			"configuration (zoo.cfg server.N lines and myid, or --id and --peer), or restore a snapshot into a new "+
+			"data dir without --peer for a standalone server", where, strings.Join(members, ", "))
+	}
+	return nil
 }
 
 func newSecret() []byte {
