@@ -38,11 +38,14 @@ type raftNode struct {
 // (processLogs), garbage that dominated small batches at 1,024.
 const maxAppendEntries = 64
 
+// standaloneID is a standalone server's Raft id.
+const standaloneID raft.ServerID = "1"
+
 // standaloneRaftConfig is a single-voter configuration with short timers:
 // with no peers there is nobody to wait for.
 func standaloneRaftConfig(cfg *Config) *raft.Config {
 	rc := raft.DefaultConfig()
-	rc.LocalID = "1"
+	rc.LocalID = standaloneID
 	rc.HeartbeatTimeout = 5 * time.Millisecond
 	rc.ElectionTimeout = 5 * time.Millisecond
 	rc.LeaderLeaseTimeout = 5 * time.Millisecond
@@ -203,7 +206,7 @@ func checkStoredMembership(cfg *Config, conf raft.Configuration) error {
 			"a standalone server), which a cluster node cannot start from. Seed each node's data dir for the cluster "+
 			"instead: paddock snapshot restore FILE (or import-zk) --data-dir DIR --id N with a --peer ID=HOST:PORT "+
 			"for every member, as its server.N lines give them (a running standalone server's state: paddock snapshot save)", where)
-	case !cfg.clustered() && clusterAddrs > 0:
+	case !cfg.clustered() && clusterAddrs > 0 && !soleVoter(conf, standaloneID):
 		var members []string
 		for _, srv := range conf.Servers {
 			members = append(members, fmt.Sprintf("%s=%s", srv.ID, srv.Address))
@@ -213,6 +216,14 @@ func checkStoredMembership(cfg *Config, conf raft.Configuration) error {
 			"data dir without --peer for a standalone server", where, strings.Join(members, ", "))
 	}
 	return nil
+}
+
+// soleVoter reports whether id is conf's only member, a voter: a
+// one-node cluster's state (a zoo.cfg with one server line and
+// standaloneEnabled=false), which a standalone server of that id starts
+// from as ZooKeeper's does, its one voter electing itself.
+func soleVoter(conf raft.Configuration, id raft.ServerID) bool {
+	return len(conf.Servers) == 1 && conf.Servers[0].ID == id && conf.Servers[0].Suffrage == raft.Voter
 }
 
 func newSecret() []byte {

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"strconv"
 	"testing"
+
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
 
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +21,7 @@ import (
 func TestZooCfgOneServerLineIsStandalone(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "myid", "1\n")
-	base := "dataDir=" + dir + "\nserver.1=127.0.0.1:0:3888;127.0.0.1:0\nserver.2=127.0.0.2:2888:3888:observer\n"
+	base := "dataDir=" + dir + "\nserver.1=127.0.0.1:0:3888;127.0.0.1:0\n"
 	load := func(text string) Config {
 		cfg, zc, err := loadZooCfg(t, text)
 		require.NoError(t, err)
@@ -25,11 +29,12 @@ func TestZooCfgOneServerLineIsStandalone(t *testing.T) {
 		cfg.NoSync = true
 		return cfg
 	}
+	require.Empty(t, load(base+"server.2=127.0.0.2:2888:3888:observer\n").Peers, "an observer is no voting member")
 	cfg := load(base + "standaloneEnabled=false\n")
-	require.Len(t, cfg.Peers, 2, "standaloneEnabled=false: a cluster")
+	require.Len(t, cfg.Peers, 1, "standaloneEnabled=false: a cluster")
 	createNodes(t, cfg, "/written-by-the-cluster")
 
-	for _, extra := range []string{"", "standaloneEnabled=true\n", "standaloneEnabled=TRUE\n"} {
+	for i, extra := range []string{"", "standaloneEnabled=true\n", "standaloneEnabled=TRUE\n"} {
 		cfg = load(base + extra)
 		require.Empty(t, cfg.Peers, "%q: standalone", extra)
 		require.Equal(t, "127.0.0.1", cfg.Bind, "the server line's client address")
@@ -38,6 +43,10 @@ func TestZooCfgOneServerLineIsStandalone(t *testing.T) {
 		require.Equal(t, "standalone", s.Mode())
 		_, _, err = s.FSM().Get("/written-by-the-cluster")
 		require.NoError(t, err, "the data dir the one-node cluster wrote")
+		res, err := s.apply(&fsm.Command{Type: fsm.CmdOps, Ops: []fsm.Op{{Type: wire.OpCreate,
+			Path: "/standalone" + strconv.Itoa(i), ACL: wire.OpenACLUnsafe}}})
+		require.NoError(t, err, "and writes")
+		require.Equal(t, wire.OK, res.Err)
 		require.NoError(t, s.Close())
 	}
 	_, _, err := loadZooCfg(t, base+"standaloneEnabled=yes\n")
