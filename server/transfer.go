@@ -58,3 +58,15 @@ func (s *Server) awaitTransferEnd(r *raft.Raft) {
 		time.Sleep(wait) // a retry interval: nothing to wait on but Raft's flag
 	}
 }
+
+// StepDown hands this node's leadership to the most up-to-date follower
+// before a planned shutdown (paddock server does it on SIGTERM), so that
+// the cluster has a leader again at once instead of after an election
+// timeout; nil on a standalone server or a follower. Its writes are held
+// meanwhile, as in any transfer.
+func (s *Server) StepDown() error {
+	if !s.cfg.clustered() || !s.isLeader() {
+		return nil
+	}
+	return s.TransferLeadership("")
+}

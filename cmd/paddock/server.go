@@ -225,7 +225,14 @@ func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 	}
 	log.Info("shutting down")
 	done := make(chan error, 1)
-	go func() { done <- srv.Close() }()
+	go func() {
+		// A leader hands over first: the others have a leader at once
+		// instead of after an election timeout.
+		if err := srv.StepDown(); err != nil {
+			log.Warn("could not hand leadership over before shutting down", "err", err)
+		}
+		done <- srv.Close()
+	}()
 	select {
 	case err := <-done:
 		return err
