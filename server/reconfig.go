@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,6 +135,9 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		for i := range join {
 			join[i].ID = canon(join[i].ID)
 		}
+		if err := s.checkJoining(cfg.Configuration(), join); err != nil {
+			return err
+		}
 		for _, id := range strings.Split(r.LeavingServers, ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				leave = append(leave, canon(id))
@@ -166,6 +170,41 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		return err
 	}
 	return s.waitApplied(idx, membershipTimeout)
+}
+
+// checkJoining refuses, as ZooKeeper's incremental reconfig does
+// (BADARGUMENTS), a joining server without its quorum, election and client
+// ports, with an election port equal to its quorum port, or with an
+// address another member (or another joiner) uses.
+func (s *Server) checkJoining(conf raft.Configuration, join []Peer) error {
+	used := map[string]string{} // host:port -> member id
+	lines, _ := s.publishedConfig()
+	published, _ := parseMemberList(lines)
+	election := map[string]string{}
+	for _, p := range published {
+		if p.ElectionPort != "0" { // 0: not known
+			election[p.ID] = p.ElectionPort
+		}
+	}
+	for _, srv := range conf.Servers {
+		used[string(srv.Address)] = string(srv.ID)
+		if host, _, err := net.SplitHostPort(string(srv.Address)); err == nil && election[string(srv.ID)] != "" {
+			used[net.JoinHostPort(host, election[string(srv.ID)])] = string(srv.ID)
+		}
+	}
+	for _, p := range join {
+		host, port, err := net.SplitHostPort(p.Addr)
+		if err != nil || p.ElectionPort == "" || p.ClientAddr == "" || p.ElectionPort == port {
+			return errReconfig{wire.ErrBadArguments}
+		}
+		for _, addr := range []string{p.Addr, net.JoinHostPort(host, p.ElectionPort)} {
+			if id, ok := used[addr]; ok && !sameID(id, p.ID) {
+				return errReconfig{wire.ErrBadArguments}
+			}
+			used[addr] = p.ID
+		}
+	}
+	return nil
 }
 
 // votersAfter counts the voting members of conf once join has joined and

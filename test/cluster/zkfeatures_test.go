@@ -408,3 +408,35 @@ func TestConfigSurvivesAFullRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after))
 }
+
+// A joining server of an incremental reconfig needs the three ports
+// ZooKeeper requires (quorum, election and client), an election port
+// other than its quorum port, and addresses no other member uses:
+// otherwise BADARGUMENTS, as ZooKeeper's PrepRequestProcessor answers
+// ("each server should have at least 3 ports specified", "Reconfiguration
+// failed"). Paddock took such a server (and published a line Java cannot
+// parse, or a member sharing another's address).
+func TestReconfigChecksJoiningServers(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	admin, _ := connect(t, c.Servers())
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	members, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	taken := members[0].Addr // another member's quorum address
+	for _, joining := range []string{
+		"server.7=127.0.0.1:3911",           // no election port, no client port
+		"server.7=127.0.0.1:3911:3912",      // no client port
+		"server.7=127.0.0.1:3911:3911;3913", // election port = quorum port
+		"server.7=" + taken + ":3912;3913",  // another member's quorum address
+		"server.7=127.0.0.1:3911:3912:observer;3913,server.8=127.0.0.1:3911:3915:observer;3916", // two joiners, one address
+	} {
+		_, err := admin.IncrementalReconfig(strings.Split(joining, ","), nil, -1)
+		require.ErrorIs(t, err, zk.ErrBadArguments, joining)
+	}
+	got, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	require.Len(t, got, 3, "nobody joined")
+	_, err = admin.IncrementalReconfig([]string{"server.7=127.0.0.1:3911:3912:observer;3913"}, nil, -1)
+	require.NoError(t, err, "three ports of its own")
+}
