@@ -81,12 +81,14 @@ func (s *Server) AdminHandler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"members": members, "leader": s.Leader()})
 	})
 	mux.HandleFunc("POST /cluster/members", func(w http.ResponseWriter, r *http.Request) {
-		var m Member
+		var m newMember
 		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ID == "" || m.Addr == "" {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want JSON {\"id\":..., \"addr\":\"host:port\", \"observer\":false}"})
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want JSON {\"id\":..., \"addr\":\"host:port\", " +
+				"\"observer\":false, \"election_port\":\"3888\", \"client_addr\":\"host:2181\"} (the last two optional)"})
 			return
 		}
-		adminResult(w, s.AddMember(m.ID, m.Addr, m.Observer))
+		adminResult(w, s.AddPeer(Peer{ID: m.ID, Addr: m.Addr, Observer: m.Observer,
+			ElectionPort: m.ElectionPort, ClientAddr: m.ClientAddr}))
 	})
 	mux.HandleFunc("DELETE /cluster/members/{id}", func(w http.ResponseWriter, r *http.Request) {
 		adminResult(w, s.RemoveMember(r.PathValue("id")))
@@ -107,6 +109,17 @@ func adminResult(w http.ResponseWriter, err error) {
 	default:
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 	}
+}
+
+// newMember is the body of POST /cluster/members: the member's id and
+// cluster address, and optionally its election port and client address
+// for /zookeeper/config.
+type newMember struct {
+	ID           string `json:"id"`
+	Addr         string `json:"addr"`
+	Observer     bool   `json:"observer"`
+	ElectionPort string `json:"election_port,omitempty"`
+	ClientAddr   string `json:"client_addr,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

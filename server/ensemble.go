@@ -37,6 +37,9 @@ func ParseServerLine(id, value string) (Peer, error) {
 		return Peer{}, fmt.Errorf("server.%s: bad quorum port %q", id, parts[1])
 	}
 	if len(parts) >= 3 {
+		if _, err := strconv.ParseUint(parts[2], 10, 16); err != nil {
+			return Peer{}, fmt.Errorf("server.%s: bad election port %q", id, parts[2])
+		}
 		p.ElectionPort = parts[2]
 	}
 	if len(parts) == 4 {

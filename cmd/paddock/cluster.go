@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/paddockzk/paddock/server"
 	"github.com/spf13/cobra"
 )
 
@@ -29,18 +30,17 @@ func newClusterCmd() *cobra.Command {
 			RunE: func(c *cobra.Command, _ []string) error { return clusterList(c.OutOrStdout(), admin) },
 		},
 		&cobra.Command{
-			Use: "add ID HOST:CLUSTERPORT", Short: "Add a voter (start it first with --join and the full --peer list)",
-			Args: cobra.ExactArgs(2),
-			RunE: func(c *cobra.Command, args []string) error {
-				return adminCall(http.MethodPost, admin, "/cluster/members", map[string]any{"id": args[0], "addr": args[1]})
-			},
+			Use: "add ID HOST:CLUSTERPORT[:ELECTIONPORT][;[CLIENTHOST:]CLIENTPORT]", Args: cobra.ExactArgs(2),
+			Short: "Add a voter (start it first with --join and the full --peer list)",
+			Long: "Add a voter (start it first with --join and the full --peer list). The address may be written as the\n" +
+				"value of a zoo.cfg server.N line, host:quorumPort:electionPort;clientPort: the election port and the\n" +
+				"client address are then published in /zookeeper/config, for clients that follow it (Curator).",
+			RunE: func(c *cobra.Command, args []string) error { return clusterAdd(admin, args[0], args[1], false) },
 		},
 		&cobra.Command{
-			Use: "add-observer ID HOST:CLUSTERPORT", Short: "Add an observer (a non-voting member that serves reads)",
-			Args: cobra.ExactArgs(2),
-			RunE: func(c *cobra.Command, args []string) error {
-				return adminCall(http.MethodPost, admin, "/cluster/members", map[string]any{"id": args[0], "addr": args[1], "observer": true})
-			},
+			Use: "add-observer ID HOST:CLUSTERPORT[:ELECTIONPORT][;[CLIENTHOST:]CLIENTPORT]", Args: cobra.ExactArgs(2),
+			Short: "Add an observer (a non-voting member that serves reads)",
+			RunE:  func(c *cobra.Command, args []string) error { return clusterAdd(admin, args[0], args[1], true) },
 		},
 		&cobra.Command{
 			Use: "remove ID", Short: "Remove a member", Args: cobra.ExactArgs(1),
@@ -139,4 +139,21 @@ func clusterList(w io.Writer, admin string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.ID, m.Addr, role)
 	}
 	return tw.Flush()
+}
+
+// clusterAdd adds member id at addr, a cluster address or the value of a
+// zoo.cfg server line (its role is the command's).
+func clusterAdd(admin, id, addr string, observer bool) error {
+	p, err := server.ParseServerLine(id, addr)
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"id": id, "addr": p.Addr, "observer": observer}
+	if p.ElectionPort != "" {
+		body["election_port"] = p.ElectionPort
+	}
+	if p.ClientAddr != "" {
+		body["client_addr"] = p.ClientAddr
+	}
+	return adminCall(http.MethodPost, admin, "/cluster/members", body)
 }
