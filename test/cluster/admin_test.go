@@ -73,6 +73,7 @@ func TestAdminEndpoints(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, h.URL+"/cluster/transfer-leadership", strings.NewReader(""))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
 }
