@@ -88,7 +88,7 @@ func adminCall(method, admin, path string, body any) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := adminClient.Do(req)
 	if err != nil {
-		return err
+		return unreachableAdmin(admin, err)
 	}
 	defer resp.Body.Close()
 	var out struct {
@@ -108,7 +108,7 @@ func adminCall(method, admin, path string, body any) error {
 func clusterList(w io.Writer, admin string) error {
 	resp, err := adminClient.Get(adminURL(admin, "/cluster/members"))
 	if err != nil {
-		return err
+		return unreachableAdmin(admin, err)
 	}
 	defer resp.Body.Close()
 	var out struct {
@@ -156,4 +156,11 @@ func clusterAdd(admin, id, addr string, observer bool) error {
 		body["client_addr"] = p.ClientAddr
 	}
 	return adminCall(http.MethodPost, admin, "/cluster/members", body)
+}
+
+// unreachableAdmin says what to check when no admin endpoint answers at
+// admin.
+func unreachableAdmin(admin string, err error) error {
+	return fmt.Errorf("no admin endpoint answers at %s: start the node with --admin-addr (or admin.serverPort in "+
+		"zoo.cfg) and pass that address with --admin: %w", admin, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -31,4 +32,17 @@ func TestClusterAddPublishesClientAddress(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond)
 	_, err = runRoot(t, "cluster", "add", "9", "127.0.0.1:3931:x", "--admin", admin)
 	require.Error(t, err, "a malformed line is refused before anything is sent")
+}
+
+// A cluster command whose --admin address answers nothing says what to
+// check (it printed Go's dial error alone).
+func TestClusterCommandExplainsAnUnreachableAdmin(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	for _, args := range [][]string{{"cluster", "list"}, {"cluster", "remove", "3"}} {
+		_, err := runRoot(t, append(args, "--admin", addr)...)
+		require.ErrorContains(t, err, "no admin endpoint answers at "+addr+": start the node with --admin-addr", "%v", args)
+	}
 }
