@@ -77,9 +77,12 @@ type ZooCfg struct {
 	// sslQuorum and quorumListenOnAllIPs are those keys; Finish applies
 	// them once flags have had their say.
 	sslQuorum, quorumListenOnAllIPs bool
-	// standalonePeer is this node's server line when the ensemble runs
-	// standalone (one voting member), for its client address.
-	standalonePeer *Peer
+	// standalonePeer is this node's server line (by myid) when the
+	// ensemble runs standalone (one voting member), for its client
+	// address; standalonePeers is that ensemble, where an --id applied
+	// after LoadZooCfg finds its line.
+	standalonePeer  *Peer
+	standalonePeers []Peer
 }
 
 // LoadZooCfg reads the zoo.cfg at path into cfg as ZooKeeper 3.8 does: the
@@ -136,6 +139,7 @@ func (z *ZooCfg) standalone(cfg *Config) {
 	if self, err := cfg.self(); err == nil && !self.Observer {
 		z.standalonePeer = &self
 	}
+	z.standalonePeers = cfg.Peers
 	cfg.Peers, cfg.ID = nil, ""
 }
 
@@ -198,7 +202,13 @@ func (z *ZooCfg) listenOnAllIPs(cfg *Config) {
 // or --port is given.
 func (z *ZooCfg) ApplyServerClientAddr(cfg *Config) error {
 	self, err := cfg.self()
-	if z.standalonePeer != nil {
+	switch {
+	case z.standalonePeers != nil && cfg.ID != "": // --id
+		one := Config{ID: cfg.ID, Peers: z.standalonePeers}
+		if self, err = one.self(); err == nil && self.Observer {
+			err = errors.New("an observer serves no standalone client address")
+		}
+	case z.standalonePeer != nil:
 		self, err = *z.standalonePeer, nil
 	}
 	if err != nil || self.ClientAddr == "" {
