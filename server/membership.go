@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,22 +194,26 @@ func (s *Server) applyMembership(op *membershipOp) error {
 //	version=<hex zxid>
 //
 // Raft keeps only a member's id and cluster address; the election port
-// and client address come from what /zookeeper/config says now (a member
-// added by reconfig: the state every node holds, so a new leader
-// publishes them too), then from this node's static configuration (an
-// operator's edit of a server line shows once this node leads), then
-// from added, a member being added.
+// and client address come from this node's static configuration, then
+// from what /zookeeper/config says now, which overrides it (a member
+// added or changed by reconfig: the state every node holds, so a new
+// leader publishes them too, as ZooKeeper's dynamic configuration wins
+// over the static one), then from added, a member being added or changed.
 func (s *Server) configData(members []Member, version int64, added *Peer) []byte {
 	published, _, _ := s.fsm.Get(fsm.ConfigPath)
-	var peers []Peer
+	peers := slices.Clone(s.cfg.Peers)
 	for _, line := range strings.Split(string(published), "\n") {
 		// Line by line: one an older Paddock wrote that does not parse
 		// (an IPv6 host without brackets) loses no other line's ports.
 		if p, err := parseMemberList(line); err == nil {
+			for i := range p {
+				if p[i].ElectionPort == "0" {
+					p[i].ElectionPort = "" // shown for none known
+				}
+			}
 			peers = append(peers, p...)
 		}
 	}
-	peers = append(peers, s.cfg.Peers...)
 	if added != nil {
 		peers = append(peers, *added)
 	}

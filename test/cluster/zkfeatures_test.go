@@ -440,3 +440,30 @@ func TestReconfigChecksJoiningServers(t *testing.T) {
 	_, err = admin.IncrementalReconfig([]string{"server.7=127.0.0.1:3911:3912:observer;3913"}, nil, -1)
 	require.NoError(t, err, "three ports of its own")
 }
+
+// A reconfig that gives an existing member a new client address (ZooKeeper:
+// reconfig -add with the member's id) keeps it across later changes, as
+// ZooKeeper's dynamic configuration does.
+func TestReconfigChangedClientAddressStays(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	admin, _ := connect(t, c.Servers())
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	members, err := c.Node(c.Leader()).Server().Members()
+	require.NoError(t, err)
+	m := members[1]
+	host, port, err := net.SplitHostPort(m.Addr)
+	require.NoError(t, err)
+	q, _ := strconv.Atoi(port)
+	line := fmt.Sprintf("server.%s=%s:%d:%d:participant;127.0.0.1:2998", m.ID, host, q, q+10000)
+	_, err = admin.IncrementalReconfig([]string{line}, nil, -1)
+	require.NoError(t, err)
+	data, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.Contains(t, string(data), line+"\n", "the new client address")
+	_, err = admin.IncrementalReconfig([]string{"server.9=127.0.0.1:3931:3932:observer;3933"}, nil, -1)
+	require.NoError(t, err)
+	got, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.Contains(t, string(got), line+"\n", "after a later change")
+}
