@@ -207,8 +207,10 @@ func (s *Server) configData(members []Member, version int64, added *Peer) []byte
 		// (an IPv6 host without brackets) loses no other line's ports.
 		if p, err := parseMemberList(line); err == nil {
 			for i := range p {
-				if p[i].ElectionPort == "0" {
-					p[i].ElectionPort = "" // shown for none known
+				// 0 is shown for none known; an older Paddock showed the
+				// quorum port again.
+				if _, q, _ := net.SplitHostPort(p[i].Addr); p[i].ElectionPort == "0" || p[i].ElectionPort == q {
+					p[i].ElectionPort = ""
 				}
 			}
 			peers = append(peers, p...)
