@@ -148,6 +148,9 @@ func clusterAdd(admin, id, addr string, observer bool) error {
 	if err != nil {
 		return err
 	}
+	if p.Observer && !observer {
+		return fmt.Errorf("%s has the observer role: add an observer with paddock cluster add-observer", addr)
+	}
 	body := map[string]any{"id": id, "addr": p.Addr, "observer": observer}
 	if p.ElectionPort != "" {
 		body["election_port"] = p.ElectionPort

@@ -46,3 +46,15 @@ func TestClusterCommandExplainsAnUnreachableAdmin(t *testing.T) {
 		require.ErrorContains(t, err, "no admin endpoint answers at "+addr+": start the node with --admin-addr", "%v", args)
 	}
 }
+
+// A server line's observer role given to paddock cluster add, which adds
+// a voter, is refused before anything is sent (it added a voter, which
+// changes the quorum, although the line said observer).
+func TestClusterAddRefusesAnObserverLine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing may be asked
+	_, err = runRoot(t, "cluster", "add", "9", "127.0.0.1:3931:3932:observer;3933", "--admin", addr)
+	require.ErrorContains(t, err, "add-observer")
+}
