@@ -68,5 +68,9 @@ func (s *Server) StepDown() error {
 	if !s.cfg.clustered() || !s.isLeader() {
 		return nil
 	}
-	return s.TransferLeadership("")
+	// On this node only: TransferLeadership would forward the transfer
+	// to the next leader if this one lost its leadership meanwhile, and
+	// that one would hand its own over (and wait up to membershipTimeout
+	// for a leader, past paddock server's shutdown timeout).
+	return s.applyMembership(&membershipOp{Kind: "transfer"})
 }
