@@ -169,6 +169,10 @@ func (s *Server) serveForwarded(peer string, req *fwdRequest) *fwdResponse {
 			resp.Err = "membership change missing"
 		} else if err := s.applyMembership(req.Membership); err != nil {
 			resp.Err = err.Error()
+			var refused errReconfig // a reconfig's refusal travels as its code
+			if errors.As(err, &refused) {
+				resp.Code, resp.Err = refused.code, ""
+			}
 		}
 	case fwdAttach:
 		if err := s.attachHere(req.Session, peer); err != nil {

@@ -65,6 +65,8 @@ type membershipOp struct {
 	// /zookeeper/config only.
 	Election string `msgpack:"e,omitempty"`
 	Client   string `msgpack:"c,omitempty"`
+	// Reconfig is a whole reconfig (Kind "reconfig"), run by the leader.
+	Reconfig *reconfigArgs `msgpack:"r,omitempty"`
 }
 
 // AddMember adds a voter (or an observer, a Raft non-voter). The new node
@@ -142,6 +144,11 @@ func (s *Server) applyMembership(op *membershipOp) error {
 		}
 	case "remove":
 		change = r.RemoveServer(raft.ServerID(op.ID), 0, membershipTimeout)
+	case "reconfig":
+		if op.Reconfig == nil {
+			return errors.New("paddock: reconfig without its request")
+		}
+		return s.reconfigOnLeader(op.Reconfig)
 	case "transfer":
 		if op.ID == "" {
 			return s.transferLeadership(func() raft.Future { return r.LeadershipTransfer() })

@@ -51,9 +51,9 @@ func (c *conn) reconfig(p *pendingReply, r *wire.ReconfigRequest) {
 			return
 		}
 		err := c.s.runReconfig(r)
-		var refused errReconfig
+		var refused wire.Code // errReconfig's, here or from the leader
 		if errors.As(err, &refused) {
-			code, err = refused.code, nil
+			code, err = refused, nil
 		}
 		ff.err = err
 		// The reply shows the new /zookeeper/config: its events go first.
@@ -81,8 +81,39 @@ func (e errReconfig) Error() string { return e.code.Error() }
 func (e errReconfig) Unwrap() error { return e.code }
 
 // runReconfig applies an incremental (joining/leaving) or non-incremental
-// (newMembers) reconfiguration.
+// (newMembers) reconfiguration. The leader runs it, one at a time, so
+// that fromConfig is a condition as a setData's version is: of two
+// reconfigs from the same version the second finds it replaced. The
+// answer shows /zookeeper/config as this node has applied it since.
 func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
+	err := s.changeMembership(&membershipOp{Kind: "reconfig", Reconfig: &reconfigArgs{
+		Joining: r.JoiningServers, Leaving: r.LeavingServers, Members: r.NewMembers, From: r.CurConfigID}})
+	if err != nil {
+		return err
+	}
+	idx, err := s.syncIndex()
+	if err != nil {
+		return err
+	}
+	return s.waitApplied(idx, membershipTimeout)
+}
+
+// reconfigArgs is a reconfig request forwarded to the leader.
+type reconfigArgs struct {
+	Joining string `msgpack:"j,omitempty"`
+	Leaving string `msgpack:"l,omitempty"`
+	Members string `msgpack:"m,omitempty"`
+	From    int64  `msgpack:"f"`
+}
+
+// reconfigOnLeader checks and applies a reconfig on the leader, under
+// reconfigMu: the version check, the membership changes and their
+// /zookeeper/config are one step to any other reconfig.
+func (s *Server) reconfigOnLeader(args *reconfigArgs) error {
+	s.reconfigMu.Lock()
+	defer s.reconfigMu.Unlock()
+	r := &wire.ReconfigRequest{JoiningServers: args.Joining, LeavingServers: args.Leaving,
+		NewMembers: args.Members, CurConfigID: args.From}
 	cfg := s.node.r.GetConfiguration()
 	if err := cfg.Error(); err != nil {
 		return err
@@ -164,12 +195,7 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 			return err
 		}
 	}
-	// Answer with the new /zookeeper/config as the leader wrote it.
-	idx, err := s.syncIndex()
-	if err != nil {
-		return err
-	}
-	return s.waitApplied(idx, membershipTimeout)
+	return nil
 }
 
 // checkJoining refuses, as ZooKeeper's incremental reconfig does

@@ -467,3 +467,37 @@ func TestReconfigChangedClientAddressStays(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(got), line+"\n", "after a later change")
 }
+
+// Two reconfigs from the same configuration version: ZooKeeper's leader
+// takes them one at a time, and the second finds the version replaced
+// (BADVERSION) or the first still running (RECONFIGINPROGRESS). fromConfig
+// is a condition, as a setData's version.
+func TestReconfigFromConfigIsAConditionForConcurrentReconfigs(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	var admins [2]*zk.Conn
+	for i := range admins {
+		admins[i], _ = connect(t, []string{c.Servers()[i]})
+		require.NoError(t, admins[i].AddAuth("digest", []byte("super:test")))
+	}
+	data, _, err := admins[0].Get("/zookeeper/config")
+	require.NoError(t, err)
+	_, v, _ := strings.Cut(string(data), "version=")
+	from, err := strconv.ParseInt(v, 16, 64)
+	require.NoError(t, err)
+	errs := make(chan error, 2)
+	for i, admin := range admins {
+		line := fmt.Sprintf("server.%d=127.0.0.1:%d:%d:observer;%d", 7+i, 3921+3*i, 3922+3*i, 3923+3*i)
+		go func() {
+			_, err := admin.IncrementalReconfig([]string{line}, nil, from)
+			errs <- err
+		}()
+	}
+	ok := 0
+	for range admins {
+		if <-errs == nil {
+			ok++
+		}
+	}
+	require.Equal(t, 1, ok, "both reconfigs from version %x were applied", from)
+}
