@@ -90,6 +90,11 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			s.touchFromPeer(peer, req.Sessions)
 			continue
 		}
+		if req.Kind == fwdApply {
+			// After a transfer the write held: checked against the
+			// leadership as the transfer left it.
+			s.transferGate.wait(s.ctx.Done())
+		}
 		if req.Kind == fwdApply && !s.sameLeadership(&term) {
 			// The follower pipelines a client's writes behind each other
 			// and learns of a refusal only from its answer: once this

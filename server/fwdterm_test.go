@@ -60,8 +60,9 @@ func TestForwardConnectionKeepsToOneLeadership(t *testing.T) {
 	require.False(t, ok)
 }
 
-// isReset reports a connection reset by the peer.
+// isReset reports a connection reset by the peer (not a read timeout:
+// a connection left open would end in one).
 func isReset(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op)
+	return errors.As(err, &op) && !op.Timeout()
 }
