@@ -63,6 +63,12 @@ func scanProperties(r io.Reader, what string, apply func(key, val string) error)
 	return nil
 }
 
+// ScanProperties is scanProperties for callers outside the server
+// (paddock cli's reconfig -file and config -c).
+func ScanProperties(r io.Reader, what string, apply func(key, val string) error) error {
+	return scanProperties(r, what, apply)
+}
+
 // scanJavaLines splits at "\n", "\r\n" or a lone "\r", as
 // Properties.load ends lines.
 func scanJavaLines(data []byte, atEOF bool) (int, []byte, error) {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/paddockzk/paddock/client"
+	"github.com/paddockzk/paddock/server"
 )
 
 // The config and reconfig commands, as zkCli's GetConfigCommand and
@@ -285,87 +286,17 @@ func javaHostString(host string) string {
 	return strings.Join(groups, ":")
 }
 
-// javaProperties parses text as java.util.Properties.load does and
-// returns its key/value pairs in order (a key may repeat).
+// javaProperties parses text as java.util.Properties.load does (the
+// server's zoo.cfg reader, keys and values trimmed as ZooKeeper's
+// ConfigUtils and parseDynamicConfig trim them) and returns its key/value
+// pairs in order (a key may repeat); a malformed escape ends it.
 func javaProperties(text string) [][2]string {
 	var out [][2]string
-	lines := strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(text), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimLeft(lines[i], " \t\f")
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		// A line ending in an odd number of backslashes continues.
-		for continued(line) && i+1 < len(lines) {
-			i++
-			line = line[:len(line)-1] + strings.TrimLeft(lines[i], " \t\f")
-		}
-		if continued(line) {
-			line = line[:len(line)-1]
-		}
-		k := 0
-		for k < len(line) {
-			if c := line[k]; c == '\\' {
-				k += 2
-				continue
-			} else if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
-				break
-			}
-			k++
-		}
-		k = min(k, len(line))
-		key, rest := line[:k], line[k:]
-		rest = strings.TrimLeft(rest, " \t\f")
-		if rest != "" && (rest[0] == '=' || rest[0] == ':') {
-			rest = strings.TrimLeft(rest[1:], " \t\f")
-		}
-		out = append(out, [2]string{unescapeProperty(key), unescapeProperty(rest)})
-	}
+	_ = server.ScanProperties(strings.NewReader(text), "configuration", func(key, val string) error {
+		out = append(out, [2]string{key, val})
+		return nil
+	})
 	return out
-}
-
-func continued(line string) bool {
-	n := 0
-	for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
-		n++
-	}
-	return n%2 == 1
-}
-
-func unescapeProperty(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			if i+4 < len(s) {
-				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 16); err == nil {
-					b.WriteRune(rune(r))
-					i += 4
-					continue
-				}
-			}
-			b.WriteByte('u')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
 }
 
 // javaHashMap reproduces the iteration order of Java's ConcurrentHashMap
