@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/vmihailenco/msgpack/v5"
@@ -172,7 +173,7 @@ func (r *errReader) arrayLen() int {
 	if !r.do(err) || n < 0 {
 		return 0
 	}
-	if n > maxCommandElems {
+	if n > maxCommandElems || n > r.left() {
 		r.err = fmt.Errorf("array of %d elements", n)
 		return 0
 	}
@@ -239,13 +240,34 @@ func (r *errReader) str() string {
 	return v
 }
 
+// bytes reads a byte string. Its declared length is checked against the
+// input left before anything is allocated: msgpack's DecodeBytes
+// allocates whatever a corrupt length says (4 GiB for a few bytes).
 func (r *errReader) bytes() []byte {
 	if r.err != nil {
 		return nil
 	}
-	v, err := r.d.DecodeBytes()
-	r.do(err)
+	n, err := r.d.DecodeBytesLen()
+	if !r.do(err) || n < 0 {
+		return nil
+	}
+	if left := r.left(); n > left {
+		r.do(fmt.Errorf("byte string of %d bytes with %d left", n, left))
+		return nil
+	}
+	v := make([]byte, n)
+	r.do(r.d.ReadFull(v))
 	return v
+}
+
+// left is how many bytes of input remain when the decoder reads from
+// memory (DecodeCommand), so that no declared length can exceed it;
+// otherwise unbounded.
+func (r *errReader) left() int {
+	if l, ok := r.d.Buffered().(interface{ Len() int }); ok {
+		return l.Len()
+	}
+	return math.MaxInt
 }
 
 func (r *errReader) skip() {

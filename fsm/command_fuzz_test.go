@@ -1,9 +1,12 @@
 package fsm
 
 import (
+	"bytes"
+	"runtime"
 	"testing"
 
 	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzDecodeCommand: a corrupt log entry is an error, never a panic, and
@@ -46,5 +49,33 @@ func BenchmarkEncodeCommand(b *testing.B) {
 		if _, err := EncodeCommand(c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A corrupt command allocates no more than its own size suggests: a
+// byte string or array whose declared length runs past the input is an
+// error before anything is allocated. A 20-byte command declaring a
+// 2.4 GB byte string used to allocate it (msgpack's DecodeBytes trusts
+// the length; the fuzzer's worker died of it), and one declaring an
+// array of a million ops a million Ops.
+func TestDecodeCommandBoundsAllocationByInput(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"bin32 past the end": []byte("\x02\x9d0\x11000\xc0\xc3\xc6\x91\xa6000000b"),
+		"ops array past the end": func() []byte {
+			good, err := EncodeCommand(&Command{Type: CmdOps, Ops: []Op{{Type: wire.OpDelete, Path: "/a"}}})
+			require.NoError(t, err)
+			// The ops array's length (fixarray 1) becomes array32 of 2^20-1.
+			i := bytes.Index(good, []byte{0x91, 0x97})
+			require.Positive(t, i)
+			return append(append(append([]byte{}, good[:i]...), 0xdd, 0x00, 0x0f, 0xff, 0xff), good[i+1:]...)
+		}(),
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := DecodeCommand(b)
+		runtime.ReadMemStats(&after)
+		require.ErrorIs(t, err, ErrBadCommand, name)
+		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "%s: bytes allocated", name)
 	}
 }
