@@ -421,6 +421,15 @@ func TestConnectContextTimeout(t *testing.T) {
 	assert.Less(t, time.Since(start), 3*time.Second)
 }
 
+// An idle connection pings every third of the session timeout, but at
+// least every 10 s, as the Java client (it used to wait 13 s with a 40 s
+// timeout).
+func TestPingInterval(t *testing.T) {
+	require.Equal(t, 2*time.Second, pingInterval(6*time.Second))
+	require.Equal(t, 10*time.Second, pingInterval(30*time.Second))
+	require.Equal(t, MaxPingInterval, pingInterval(40*time.Second))
+}
+
 func TestPingsAndReadTimeout(t *testing.T) {
 	s := newFakeServer(t)
 	s.timeout = 600 // pings every 200ms, read timeout 400ms

@@ -91,6 +91,19 @@ func (cs *connState) drain() []*request {
 	return append(cs.pending.takeAll(), cs.authq.takeAll()...)
 }
 
+// MaxPingInterval is the longest an idle connection goes without a ping,
+// whatever the session timeout: the Java client's MAX_SEND_PING_INTERVAL,
+// so that servers and the middleboxes between hear from the client at
+// least this often.
+const MaxPingInterval = 10 * time.Second
+
+// pingInterval is how long an idle connection waits to ping: a third of
+// the negotiated session timeout (half the read timeout, as the Java
+// client), at most MaxPingInterval.
+func pingInterval(timeout time.Duration) time.Duration {
+	return min(timeout/3, MaxPingInterval)
+}
+
 // serve runs the connection until it breaks or the Conn closes. The reader
 // runs in its own goroutine; the writer in the caller's. Every request
 // still pending when the connection ends fails with ErrConnectionLoss
@@ -100,7 +113,7 @@ func (c *Conn) serve(nc net.Conn, addr string, timeout time.Duration, readOnly b
 		nc:          nc,
 		addr:        addr,
 		readTimeout: timeout * 2 / 3,
-		pingEvery:   timeout / 3,
+		pingEvery:   pingInterval(timeout),
 		dead:        make(chan struct{}),
 		readerDone:  make(chan struct{}),
 	}
