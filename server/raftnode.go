@@ -162,7 +162,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 			fwd.resolveLocal(l.Extensions, l.Index, out)
 		}, restored: fwd.s.snapshotInstalled}
 	}
-	r, err := raft.NewRaft(rc, rfsm, logs, stable, snaps, trans)
+	r, err := newRaft(rc, rfsm, logs, stable, snaps, trans)
 	if err != nil {
 		n.close()
 		return nil, err
@@ -301,4 +301,44 @@ type slogWriter struct{ log *slog.Logger }
 func (w slogWriter) Write(p []byte) (int, error) {
 	w.log.Warn(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// newRaft is raft.NewRaft, with the panic it raises when the log does not
+// reach back to the snapshot it restored turned into an error that says
+// why. That happens when the newest snapshot is damaged: Raft falls back
+// to an older one, whose successors the log, compacted past it, no longer
+// holds. Starting from the older state would silently lose writes, so the
+// server refuses to start instead.
+func newRaft(rc *raft.Config, f raft.FSM, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore,
+	trans raft.Transport) (r *raft.Raft, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("the Raft log does not continue the snapshot Raft could restore (%v)%s; "+
+				"restore the data dir from a backup (paddock snapshot restore) or, in a cluster, start this node "+
+				"from an empty data dir so that it gets the leader's snapshot", p, damagedSnapshots(snaps))
+		}
+	}()
+	return raft.NewRaft(rc, f, logs, stable, snaps, trans)
+}
+
+// damagedSnapshots names the snapshots in snaps that cannot be read back
+// (FileSnapshotStore checks each one's CRC as it opens it).
+func damagedSnapshots(snaps raft.SnapshotStore) string {
+	metas, err := snaps.List()
+	if err != nil {
+		return fmt.Sprintf(": listing snapshots: %v", err)
+	}
+	var bad []string
+	for _, m := range metas {
+		_, rc, err := snaps.Open(m.ID)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("snapshot %s is damaged (%v)", m.ID, err))
+			continue
+		}
+		_ = rc.Close()
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(bad, "; ")
 }
