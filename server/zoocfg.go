@@ -74,6 +74,9 @@ type ZooCfg struct {
 	// admin.* line comes after it (ZooKeeper's AdminServerFactory checks it
 	// on its own).
 	adminDisabled bool
+	// reapPerMinute is znode.container.maxPerMinute (0: not set), a rate
+	// that applies once the sweep interval is known.
+	reapPerMinute int
 	// sslQuorum and quorumListenOnAllIPs are those keys; Finish applies
 	// them once flags have had their say.
 	sslQuorum, quorumListenOnAllIPs bool
@@ -327,6 +330,9 @@ func applyZooCfg(r io.Reader, cfg *Config) (*ZooCfg, error) {
 		return nil, err
 	}
 	cfg.NoClientPort = !zc.clientPort
+	if zc.reapPerMinute > 0 {
+		cfg.MaxReapPerInterval = max(1, int(int64(zc.reapPerMinute)*int64(cfg.ReapInterval)/int64(time.Minute)))
+	}
 	if zc.adminDisabled {
 		cfg.AdminAddr = ""
 	}
@@ -379,6 +385,13 @@ func (z *ZooCfg) applyZooCfgKey(cfg *Config, key, val string) (bool, error) {
 		z.sslQuorum, err = zkBool(val)
 	case key == "quorumListenOnAllIPs":
 		z.quorumListenOnAllIPs, err = zkBool(val)
+	case key == "znode.container.maxPerMinute":
+		// ZooKeeper spaces its deletions 60000/maxPerMinute ms apart;
+		// Paddock deletes up to a sweep's share at each sweep (below).
+		z.reapPerMinute, err = strconv.Atoi(val)
+		if err == nil && z.reapPerMinute <= 0 {
+			err = fmt.Errorf("znode.container.maxPerMinute must be positive, not %d", z.reapPerMinute)
+		}
 	case key == "standaloneEnabled":
 		var enabled bool
 		enabled, err = zkBool(val)
@@ -505,8 +518,6 @@ func applyKey(cfg *Config, key, val string) (bool, error) {
 		cfg.MaxFrame = num()
 	case "znode.container.checkIntervalMs":
 		cfg.ReapInterval = ms()
-	case "znode.container.maxPerMinute":
-		cfg.MaxReapPerInterval = num()
 	case "snapCount":
 		var n uint64
 		n, err = strconv.ParseUint(val, 10, 64)

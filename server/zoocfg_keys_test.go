@@ -281,3 +281,30 @@ func TestMissingOrUnknownNodeIDIsExplained(t *testing.T) {
 	require.ErrorContains(t, err, "this node's id 7 (myid or --id) has no server.7 line")
 	require.ErrorContains(t, err, "server.1, server.2, server.3")
 }
+
+// TestZooCfgContainerReapRate: znode.container.maxPerMinute is a rate, as
+// in ZooKeeper (which spaces deletions 60000/maxPerMinute ms apart), so a
+// sweep every checkIntervalMs deletes at most its share of it. It used to
+// be taken as a count per sweep: with checkIntervalMs=1000 and
+// maxPerMinute=60, 60 containers a second instead of one.
+func TestZooCfgContainerReapRate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		lines string
+		every time.Duration
+		max   int
+	}{
+		{"znode.container.checkIntervalMs=1000\nznode.container.maxPerMinute=60\n", time.Second, 1},
+		{"znode.container.maxPerMinute=120\nznode.container.checkIntervalMs=1000\n", time.Second, 2}, // either order
+		{"znode.container.maxPerMinute=600\n", DefaultReapInterval, 600},
+		{"znode.container.checkIntervalMs=100\nznode.container.maxPerMinute=60\n", 100 * time.Millisecond, 1}, // at least one
+		{"znode.container.checkIntervalMs=120000\n", 2 * time.Minute, DefaultMaxReapPerInterval},
+	} {
+		cfg, _, err := loadZooCfg(t, "dataDir="+dir+"\nclientPort=2181\n"+tc.lines)
+		require.NoError(t, err, tc.lines)
+		require.Equal(t, tc.every, cfg.ReapInterval, tc.lines)
+		require.Equal(t, tc.max, cfg.MaxReapPerInterval, tc.lines)
+	}
+	_, _, err := loadZooCfg(t, "dataDir="+dir+"\nclientPort=2181\nznode.container.maxPerMinute=0\n")
+	require.ErrorContains(t, err, "maxPerMinute must be positive")
+}
