@@ -46,12 +46,25 @@ const (
 	// DefaultMaxReapPerInterval bounds deletions per sweep
 	// (znode.container.maxPerMinute at the default interval).
 	DefaultMaxReapPerInterval = 10000
-	// DefaultProposeTimeout bounds how long a write waits to enter Raft.
+	// DefaultMaxReplyFrame is the largest reply to a read the server sends
+	// (Config.MaxReplyFrame): what the Java client reads by default. A
+	// larger one is answered MARSHALLINGERROR instead (ZooKeeper sends it,
+	// and the Java client drops the connection). A write's reply is sent
+	// whatever its size.
+	DefaultMaxReplyFrame = 4 << 20
+	// replySlack is ZooKeeper's jute.maxbuffer.extrasize default: a node
+	// written with the largest request can be read back even when
+	// MaxFrame is raised past DefaultMaxReplyFrame.
+	replySlack = 1024
+	// DefaultProposeTimeout bounds how long a write waits to enter Raft's
+	// queue (Config.ProposeTimeout). A client's write refused for it ends
+	// its connection: nothing the client sent after it is proposed.
 	DefaultProposeTimeout = 10 * time.Second
 	// DefaultReattachWait bounds how long a session re-attaching to this
 	// node waits for its older connections' requests (sessionorder.go). A
 	// reader stops as soon as its socket closes unless it is handing a
-	// proposal to Raft, which DefaultProposeTimeout bounds.
+	// proposal to Raft, which Config.ProposeTimeout bounds (the wait is
+	// never shorter).
 	DefaultReattachWait = DefaultProposeTimeout
 	// DefaultSnapshotThreshold is how many log entries trigger a snapshot.
 	DefaultSnapshotThreshold = 100000
@@ -138,6 +151,9 @@ type Config struct {
 	MaxClientCnxns int
 	// MaxFrame is jute.maxbuffer: the largest request frame accepted.
 	MaxFrame int
+	// MaxReplyFrame is the largest reply to a read (0: DefaultMaxReplyFrame,
+	// or MaxFrame plus 1 KiB if that is more).
+	MaxReplyFrame int
 	// MaxOutstanding caps in-flight requests per connection.
 	MaxOutstanding int
 	// MaxOutboundBytes caps queued outbound bytes per connection.
@@ -147,8 +163,12 @@ type Config struct {
 	// WriteTimeout bounds one socket write.
 	WriteTimeout time.Duration
 	// ReattachWait bounds a re-attach's wait for the session's older
-	// connections on this node (0: DefaultReattachWait).
+	// connections on this node (0: DefaultReattachWait; never less than
+	// the propose timeout).
 	ReattachWait time.Duration
+	// ProposeTimeout bounds how long a client's write waits to enter
+	// Raft's queue when Raft falls behind (0: DefaultProposeTimeout).
+	ProposeTimeout time.Duration
 	// FourLetterWords is the 4lw whitelist; "*" allows all.
 	FourLetterWords []string
 	// TTLEnabled allows TTL nodes (ZooKeeper's extendedTypesEnabled).
@@ -518,4 +538,12 @@ func checkLogDir(c *Config) error {
 		}
 	}
 	return nil
+}
+
+// maxReadReply is the largest reply to a read sent (MaxReplyFrame).
+func (c *Config) maxReadReply() int {
+	if c.MaxReplyFrame > 0 {
+		return c.MaxReplyFrame
+	}
+	return max(DefaultMaxReplyFrame, c.MaxFrame+replySlack)
 }

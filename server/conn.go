@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -481,7 +482,7 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 			}
 			c.releaseHeld(v.LastZxid())
 			zxid = c.headerZxid(v.LastZxid())
-			encodeReply(e, p.xid, zxid, vcode, vresp, c.s.cfg.MaxFrame)
+			encodeReply(e, p.xid, zxid, vcode, vresp, c.s.cfg.maxReadReply())
 			b.n++
 			b.enqueue(c)
 		})
@@ -503,7 +504,13 @@ func (c *conn) reply(b *replyBatch, p *pendingReply) bool {
 		c.releaseBefore(b, p.at)
 	}
 	zxid := c.headerZxid(p.at)
-	encodeReply(e, p.xid, zxid, code, resp, c.s.cfg.MaxFrame)
+	limit := c.s.cfg.maxReadReply()
+	if p.future != nil {
+		// A write's reply goes whatever its size (a multi of many ops):
+		// it was applied, and an error would say it was not.
+		limit = math.MaxInt
+	}
+	encodeReply(e, p.xid, zxid, code, resp, limit)
 	c.replySent(p, zxid)
 	return p.closeAfter
 }
@@ -539,24 +546,20 @@ func (c *conn) readAnswered() {
 	}
 }
 
-// replySlack is how far a reply may exceed jute.maxbuffer: ZooKeeper's
-// zookeeper.jute.maxbuffer.extrasize default, so that a node holding the
-// largest data a request can carry can still be read back.
-const replySlack = 1024
-
 // encodeReply appends a reply frame: header, and body if code is OK. A
-// reply whose frame would exceed maxFrame (jute.maxbuffer, which clients
-// also enforce on what they read: e.g. getChildren of a node with very many
-// children) is replaced by a MarshallingError reply, so the client gets a
-// defined error instead of a frame it must reject and a lost connection.
-func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wire.Record, maxFrame int) {
+// reply whose body would exceed limit (Config.MaxReplyFrame for reads:
+// what clients accept; the Java client drops the connection on a larger
+// frame and retries it for ever, e.g. on getChildren of a node with very
+// many children) is replaced by a MarshallingError reply, so the client
+// gets a defined error instead.
+func encodeReply(e *wire.Encoder, xid int32, zxid int64, code wire.Code, resp wire.Record, limit int) {
 	start := e.BeginFrame()
 	(&wire.ReplyHeader{Xid: xid, Zxid: zxid, Err: code}).Encode(e)
 	if code == wire.OK && resp != nil {
 		resp.Encode(e)
-		if e.Len()-start-4 > maxFrame+replySlack {
+		if e.Len()-start-4 > limit {
 			e.Truncate(start)
-			encodeReply(e, xid, zxid, wire.ErrMarshallingError, nil, maxFrame)
+			encodeReply(e, xid, zxid, wire.ErrMarshallingError, nil, limit)
 			return
 		}
 	}

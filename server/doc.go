@@ -24,8 +24,11 @@
 //     the log in the order it sent them, through a follower too: the
 //     follower sends them in order on one leader connection and the leader
 //     proposes them as it reads them; after a write whose fate is unknown,
-//     or when the leader changes under unanswered writes, the connection's
-//     later writes fail and it closes (fwdorder.go).
+//     or when the leader or its term changes under unanswered writes, the
+//     connection's later writes fail and it closes (fwdorder.go). A write
+//     Raft refuses before appending it (its queue stayed full for
+//     cfg.ProposeTimeout) ends its connection at once: nothing read after
+//     it is proposed (enqueue).
 //     sync makes the local node catch up with the last committed write.
 //     A follower that installs a snapshot closes its client connections
 //     (snapshotInstalled): the tree changed without watch events.

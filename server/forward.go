@@ -64,6 +64,9 @@ func readMsg(r io.Reader, v any) error {
 	if err != nil {
 		return err
 	}
+	if err := checkMsgpack(b); err != nil {
+		return fmt.Errorf("forwarding message: %w", err)
+	}
 	return msgpack.Unmarshal(b, v)
 }
 
@@ -107,7 +110,14 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			answering.Wait()
 			return
 		}
-		answer := s.startForward(peer, &req)
+		answer, refused := s.startForward(peer, &req)
+		if refused {
+			// As above: the follower may have pipelined more writes of
+			// the same client behind this one.
+			_ = fw.send(answer())
+			answering.Wait()
+			return
+		}
 		answering.Add(1)
 		go func() {
 			defer answering.Done()

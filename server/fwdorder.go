@@ -31,19 +31,22 @@ import (
 // as a ZooKeeper follower that loses its leader closes its clients'
 // connections. For the same reason the lane keeps a connection's writes
 // on one route while any is unanswered: one leader connection, or this
-// node's own Raft while it leads. A write for another route (the leader
-// changed, this node became leader or stopped leading) breaks it too.
+// node's own Raft while it leads in one term. A write for another route
+// (the leader changed, this node became leader or stopped leading, or
+// led again after losing its leadership, which may have refused the
+// earlier writes) breaks it too.
 
 // fwdLane is one client connection's writes in a cluster. Its fields are
 // guarded by forwarder.mu.
 type fwdLane struct {
-	route    any  // of the writes in flight: a leader net.Conn, or localRoute
+	route    any  // of the writes in flight: a leader net.Conn, or a localRoute
 	inflight int  // started and not yet answered
 	broken   bool // a write's fate is unknown: refuse the rest
 }
 
-// localRoute is the route of writes this node proposes as leader.
-var localRoute = new(int)
+// localRoute is the route of writes this node proposes as leader of a
+// term.
+type localRoute struct{ term uint64 }
 
 // enter records a write of lane on route, or breaks the lane if writes
 // on another route are unanswered. It reports whether the write may go.
@@ -67,15 +70,22 @@ func (l *fwdLane) leave(lost bool) {
 	}
 }
 
-// proposeLocal proposes a write of lane on this node's Raft (it leads).
-func (f *forwarder) proposeLocal(lane *fwdLane, propose func() raft.ApplyFuture) raft.ApplyFuture {
+// proposeLocal proposes a write of lane on this node's Raft, which leads
+// in term (read after the node's state: see sameLeadership). A proposal
+// refused before it reached Raft's log breaks the lane at once.
+func (f *forwarder) proposeLocal(lane *fwdLane, term uint64, propose func() raft.ApplyFuture) raft.ApplyFuture {
 	f.mu.Lock()
-	ok := lane.enter(localRoute)
+	ok := lane.enter(localRoute{term})
 	f.mu.Unlock()
 	if !ok {
 		return errFuture{errLaneBroken}
 	}
-	return &laneFuture{ApplyFuture: propose(), f: f, lane: lane}
+	lf := &laneFuture{ApplyFuture: propose(), f: f, lane: lane}
+	if refusedAtOnce(lf.ApplyFuture) {
+		_ = lf.Error()
+		return lf.ApplyFuture
+	}
+	return lf
 }
 
 // laneFuture is a write proposed on this node's Raft for a lane; the
@@ -215,23 +225,30 @@ func (f *forwarder) call(req *fwdRequest, timeout time.Duration, tagged bool) (*
 // is proposed at once, so that the writes read from one follower
 // connection enter the log in the order they arrived; the returned
 // function waits for its result and builds the answer (nil: none, a
-// tagged write that succeeded).
-func (s *Server) startForward(peer string, req *fwdRequest) func() *fwdResponse {
+// tagged write that succeeded). refused reports a write Raft did not
+// take (see enqueue): the connection must take nothing after it.
+func (s *Server) startForward(peer string, req *fwdRequest) (answer func() *fwdResponse, refused bool) {
 	if req.Kind != fwdApply {
-		return func() *fwdResponse { return s.serveForwarded(peer, req) }
+		return func() *fwdResponse { return s.serveForwarded(peer, req) }, false
 	}
 	resp := &fwdResponse{ID: req.ID}
-	answer := func() *fwdResponse { return resp }
+	answer = func() *fwdResponse { return resp }
 	s.transferGate.wait(s.ctx.Done())
 	switch {
 	case s.node.r.State() != raft.Leader:
 		resp.Err = errNoLeader.Error()
-		return answer
+		return answer, false
 	case req.Session != 0 && !s.ownedBy(req.Session, peer):
 		resp.Code = wire.ErrSessionMoved
-		return answer
+		return answer, false
 	}
-	f := s.node.r.ApplyLog(raft.Log{Data: req.Cmd, Extensions: req.Tag}, DefaultProposeTimeout)
+	f := s.enqueue(raft.Log{Data: req.Cmd, Extensions: req.Tag})
+	if refusedAtOnce(f) {
+		// Raft did not take it: nothing later on this connection may be
+		// taken either (serveForward closes it after the answers).
+		resp.Err = f.Error().Error()
+		return answer, true
+	}
 	return func() *fwdResponse {
 		r, err := resultOf(f)
 		if err != nil {
@@ -248,10 +265,11 @@ func (s *Server) startForward(peer string, req *fwdRequest) func() *fwdResponse 
 		res.Events = nil
 		resp.Index, resp.Result = f.Index(), &res
 		return resp
-	}
+	}, false
 }
 
 // handleForward serves one forwarded request; nil means no answer.
 func (s *Server) handleForward(peer string, req *fwdRequest) *fwdResponse {
-	return s.startForward(peer, req)()
+	answer, _ := s.startForward(peer, req)
+	return answer()
 }

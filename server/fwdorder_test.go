@@ -170,26 +170,26 @@ func TestFwdLaneSurvivesDefiniteAnswers(t *testing.T) {
 func TestFwdLaneSwitchesRouteOnlyWhenIdle(t *testing.T) {
 	f, c := laneForwarder(t)
 	var lane fwdLane
-	applied := errFuture{}                                            // a local write that succeeded
-	f.proposeLocal(&lane, func() raft.ApplyFuture { return applied }) // unanswered
+	applied := errFuture{}                                               // a local write that succeeded
+	f.proposeLocal(&lane, 1, func() raft.ApplyFuture { return applied }) // unanswered
 	require.Equal(t, 1, lane.inflight)
 	_, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &lane)
 	require.ErrorIs(t, err, errLaneBroken, "a forwarded write could overtake the local one")
 
 	var idle fwdLane
-	lf := f.proposeLocal(&idle, func() raft.ApplyFuture { return applied })
+	lf := f.proposeLocal(&idle, 1, func() raft.ApplyFuture { return applied })
 	require.NoError(t, lf.Error())
 	require.NoError(t, lf.Error(), "asked twice, counted once")
 	require.Zero(t, idle.inflight)
 	call, err := f.register(c, &fwdRequest{Kind: fwdApply}, true, &idle)
 	require.NoError(t, err, "nothing in flight: the route may change")
-	refused := f.proposeLocal(&idle, func() raft.ApplyFuture { t.Fatal("proposed"); return nil })
+	refused := f.proposeLocal(&idle, 1, func() raft.ApplyFuture { t.Fatal("proposed"); return nil })
 	require.ErrorIs(t, refused.Error(), errLaneBroken, "a local write could overtake the forwarded one")
 	answer(f, call, &fwdResponse{Index: 1})
 	_, _ = f.wait(call, time.Second)
 
 	var failing fwdLane
-	lf = f.proposeLocal(&failing, func() raft.ApplyFuture { return errFuture{raft.ErrLeadershipLost} })
+	lf = f.proposeLocal(&failing, 1, func() raft.ApplyFuture { return errFuture{raft.ErrLeadershipLost} })
 	require.ErrorIs(t, lf.Error(), raft.ErrLeadershipLost)
 	require.True(t, failing.broken, "a local write lost with the leadership breaks the lane")
 }

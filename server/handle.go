@@ -102,8 +102,7 @@ func (c *conn) handle(frame []byte) (p *pendingReply, stop bool) {
 		if cmd != nil && !c.awaitDeferredReads() {
 			return nil, true
 		}
-		c.submitWrite(p, h.Op, cmd, code)
-		return p, false
+		return p, c.submitWrite(p, h.Op, cmd, code)
 	}
 	if view := c.watchingRead(h.Op, req); view != nil {
 		c.deferRead()
@@ -159,14 +158,18 @@ func (c *conn) awaitDeferredReads() bool {
 	return true
 }
 
-func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, code wire.Code) {
+// submitWrite proposes a write, or answers it at once with code. It
+// reports whether the connection must read no more: the write was refused
+// before it reached Raft's log (the writer closes the connection after
+// answering it), so no later request of the client may be proposed.
+func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, code wire.Code) (stop bool) {
 	if code != wire.OK {
 		p.code = code
-		return
+		return false
 	}
 	if cmd.Multi && len(cmd.Ops) == 0 {
 		p.resp = &wire.MultiResponse{}
-		return
+		return false
 	}
 	cmd.Session = c.SessionID()
 	cmd.Auth = c.commandAuth()
@@ -176,6 +179,7 @@ func (c *conn) submitWrite(p *pendingReply, op wire.OpCode, cmd *fsm.Command, co
 	p.future = c.s.proposeOn(cmd, &c.lane)
 	c.lastWrite = p.future
 	p.finish = func(r *fsm.Result) (wire.Code, wire.Record) { return writeReply(op, r) }
+	return refusedAtOnce(p.future)
 }
 
 // authenticate handles an AuthPacket (xid -4). It reports whether the
@@ -195,6 +199,14 @@ func (c *conn) authenticate(d *wire.Decoder, p *pendingReply) bool {
 		super = c.s.cfg.SuperDigest != "" && id.ID == c.s.cfg.SuperDigest
 	case "ip":
 		id = wire.Id{Scheme: "ip", ID: c.ip}
+	case "x509":
+		// As ZooKeeper's X509AuthenticationProvider: the identity of the
+		// connection's verified client certificate (which the TLS
+		// handshake already gave it), whatever the packet carries;
+		// without one, AUTHFAILED.
+		if xid, ok := x509Identity(c.nc); ok {
+			id = xid
+		}
 	}
 	if id.Scheme == "" {
 		c.s.log.Info("authentication failed", "scheme", a.Scheme, "remote", c.ip)

@@ -18,6 +18,13 @@ import (
 // stores can hold writes.
 func startHeldCluster(t *testing.T) ([]*Server, []*heldStore) {
 	t.Helper()
+	return startHeldClusterWith(t, nil)
+}
+
+// startHeldClusterWith is startHeldCluster with each node's configuration
+// adjusted.
+func startHeldClusterWith(t *testing.T, adjust func(*Config)) ([]*Server, []*heldStore) {
+	t.Helper()
 	const n = 3
 	var peers []Peer
 	lns := make([]net.Listener, n)
@@ -34,6 +41,9 @@ func startHeldCluster(t *testing.T) ([]*Server, []*heldStore) {
 		mem := NewMemoryStores()
 		mem.Logs = stores[i]
 		cfgs[i] = testNodeConfig(peers[i].ID, peers, mem, lns[i])
+		if adjust != nil {
+			adjust(&cfgs[i])
+		}
 	}
 	servers := startNodes(t, cfgs)
 	t.Cleanup(func() {
@@ -205,6 +215,28 @@ func TestClusterLeaderWriteFailureStopsTheServer(t *testing.T) {
 	for i, s := range servers {
 		if i != l {
 			require.NoError(t, s.Err(), "node %d has not failed", i)
+		}
+	}
+	// The other two elect a leader and take writes and reads again (a
+	// full disk on one node is that node's outage, not the cluster's).
+	var next *Server
+	require.Eventually(t, func() bool {
+		for i, s := range servers {
+			if i != l && s.isLeader() {
+				next = s
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond, "no new leader after the failed one stopped")
+	res, err := next.apply(&fsm.Command{Type: fsm.CmdOps,
+		Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/after", ACL: wire.OpenACLUnsafe}}})
+	require.NoError(t, err)
+	require.Equal(t, wire.OK, res.Err)
+	for i, s := range servers {
+		if i != l {
+			require.Eventually(t, func() bool { _, ok := s.FSM().Exists("/after"); return ok },
+				10*time.Second, time.Millisecond, "node %d never applied the write after the failure", i)
 		}
 	}
 }

@@ -26,6 +26,7 @@ type metrics struct {
 	requests      map[wire.OpCode]prometheus.Counter
 	otherRequests prometheus.Counter
 	commit        prometheus.Histogram
+	writesRefused prometheus.Counter
 	lastFanoutLog atomic.Int64
 }
 
@@ -51,6 +52,8 @@ func newMetrics(s *Server) *metrics {
 	m.otherRequests = reqs.WithLabelValues("unknown")
 	m.commit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "paddock_raft_commit_seconds",
 		Help: "Time from proposing a write to its local apply.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+	m.writesRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "paddock_writes_refused_total",
+		Help: "Client writes Raft did not take within the propose timeout; each closed its connection."})
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
@@ -58,7 +61,7 @@ func newMetrics(s *Server) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paddock_watches", Help: "Registered watches by type.",
 			ConstLabels: prometheus.Labels{"type": kind}}, func() float64 { return float64(f()) })
 	}
-	m.reg.MustRegister(m.notifications, m.fanout, reqs, m.commit,
+	m.reg.MustRegister(m.notifications, m.fanout, reqs, m.commit, m.writesRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("paddock_outstanding_requests", "Requests received and not yet answered.", func() float64 { return float64(s.outstanding()) }),
 		gauge("paddock_sessions", "Live sessions.", func() float64 { return float64(s.fsm.Stats().Sessions) }),

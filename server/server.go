@@ -399,11 +399,40 @@ func (s *Server) proposeOn(cmd *fsm.Command, lane *fwdLane) raft.ApplyFuture {
 			return errFuture{wire.ErrSessionMoved}
 		}
 		if lane != nil && s.fwd != nil {
-			return s.fwd.proposeLocal(lane, func() raft.ApplyFuture { return s.node.r.Apply(b, DefaultProposeTimeout) })
+			return s.fwd.proposeLocal(lane, s.node.r.CurrentTerm(), func() raft.ApplyFuture { return s.enqueue(raft.Log{Data: b}) })
 		}
-		return s.node.r.Apply(b, DefaultProposeTimeout)
+		return s.enqueue(raft.Log{Data: b})
 	}
 	return s.forward(b, ownerChecked(cmd), cmd.Type == fsm.CmdOps, lane)
+}
+
+// proposeTimeout is Config.ProposeTimeout or its default.
+func (s *Server) proposeTimeout() time.Duration {
+	if s.cfg.ProposeTimeout > 0 {
+		return s.cfg.ProposeTimeout
+	}
+	return DefaultProposeTimeout
+}
+
+// enqueue hands l to this node's Raft. A proposal Raft refused without
+// appending it, because its queue stayed full for the propose timeout,
+// comes back as an errFuture, known before enqueue returns: the caller
+// must then propose nothing more of the same client, or a later write
+// could be applied after one that was not (ZooKeeper never skips one).
+// Raft's Apply fails at once only for that timeout or a shutdown, so
+// only an Apply that took the whole timeout is asked for its error.
+func (s *Server) enqueue(l raft.Log) raft.ApplyFuture {
+	timeout := s.proposeTimeout()
+	start := time.Now()
+	f := s.node.r.ApplyLog(l, timeout)
+	if time.Since(start) < timeout {
+		return f
+	}
+	if err := f.Error(); err != nil {
+		s.metrics.writesRefused.Inc()
+		return errFuture{err}
+	}
+	return f
 }
 
 // ownerChecked is the session whose ownership the leader checks before it
@@ -445,6 +474,13 @@ type errFuture struct{ err error }
 func (e errFuture) Error() error          { return e.err }
 func (e errFuture) Response() interface{} { return nil }
 func (e errFuture) Index() uint64         { return 0 }
+
+// refusedAtOnce reports whether f is a proposal refused before it reached
+// Raft's log (its error is known now).
+func refusedAtOnce(f raft.ApplyFuture) bool {
+	ef, ok := f.(errFuture)
+	return ok && ef.err != nil
+}
 
 // expire proposes, as the leader of term, the expiry of sessions its
 // tracker found silent. It proposes only to this node's own Raft, never

@@ -74,6 +74,7 @@ func (s *Server) awaitReaders(id int64) {
 	if wait <= 0 {
 		wait = DefaultReattachWait
 	}
+	wait = max(wait, s.proposeTimeout())
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	unanswered := false
