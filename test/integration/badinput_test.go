@@ -672,11 +672,14 @@ func TestMultiWithTenThousandOps(t *testing.T) {
 }
 
 // TestReplyLargerThanFrameIsADefinedError: a getChildren whose reply would
-// exceed jute.maxbuffer answers MarshallingError (-5) instead of sending a
-// frame clients must reject; the connection stays usable.
+// exceed the largest read reply (MaxReplyFrame; 4 MiB by default, what the
+// Java client reads) answers MarshallingError (-5) instead of sending a
+// frame clients must reject; the connection stays usable. A write's reply
+// is sent whatever its size: a multi that was applied must not be
+// answered as failed (it was, before).
 func TestReplyLargerThanFrameIsADefinedError(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, zktest.WithMaxFrame(64<<10))
+	srv := startServer(t, zktest.WithMaxReplyFrame(64<<10))
 	c := connect(t, srv)
 	mustCreate(t, c, "/wide", nil)
 	for batch := 0; batch < 10; batch++ {
@@ -684,16 +687,28 @@ func TestReplyLargerThanFrameIsADefinedError(t *testing.T) {
 		for i := 0; i < 1000; i++ {
 			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("/wide/c-%05d", batch*1000+i), Acl: zk.WorldACL(zk.PermAll)})
 		}
-		_, err := c.Multi(ops...)
-		require.NoError(t, err)
+		res, err := c.Multi(ops...)
+		require.NoError(t, err, "a multi reply of ~%d KiB", 1000*40>>10)
+		require.Len(t, res, 1000)
 	}
 	n, err := srv.Server().FSM().AllChildrenNumber("/wide")
 	require.NoError(t, err)
 	require.EqualValues(t, 10000, n)
 	_, _, err = c.Children("/wide")
-	require.Error(t, err, "10,000 children do not fit in a 64 KiB frame")
+	require.ErrorContains(t, err, "-5", "10,000 children do not fit in a 64 KiB reply: MARSHALLINGERROR")
 	_, _, err = c.Get("/wide")
 	require.NoError(t, err, "the connection survives")
+
+	sets := make([]any, 2000)
+	for i := range sets {
+		sets[i] = &zk.SetDataRequest{Path: "/wide", Version: -1}
+	}
+	res, err := c.Multi(sets...) // a reply of ~180 KiB
+	require.NoError(t, err, "an applied multi answered as failed")
+	require.Len(t, res, len(sets))
+	_, st, err := c.Get("/wide")
+	require.NoError(t, err)
+	require.EqualValues(t, len(sets), st.Version)
 }
 
 // TestTenThousandDeep builds the deepest tree of our test plan (10,000

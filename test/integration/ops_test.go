@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -86,6 +87,22 @@ func TestContainerReapedOnceEmptied(t *testing.T) {
 	ok, _, err := c.Exists("/c")
 	require.NoError(t, err)
 	require.False(t, ok)
+}
+
+// A sweep deletes at most MaxReapPerInterval nodes (zoo.cfg's
+// znode.container.maxPerMinute, per sweep); the rest wait for the next.
+func TestReapBoundedPerSweep(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, zktest.WithReapInterval(time.Hour), zktest.WithMaxReapPerInterval(2))
+	c := connect(t, srv)
+	for i := range 5 {
+		p := fmt.Sprintf("/c%d", i)
+		_, err := c.CreateContainer(p, nil, zk.FlagContainer, openACL)
+		require.NoError(t, err)
+		mustCreate(t, c, p+"/x", nil)
+		require.NoError(t, c.Delete(p+"/x", -1))
+	}
+	require.Equal(t, []int{2, 2, 1, 0}, []int{srv.Reap(), srv.Reap(), srv.Reap(), srv.Reap()})
 }
 
 func TestTTLNodeReapedAfterTTL(t *testing.T) {

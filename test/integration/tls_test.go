@@ -134,11 +134,19 @@ func TestTLSClientCertificateIsX509Identity(t *testing.T) {
 	_, _, err = app.Get(ctx, "/app-only")
 	require.NoError(t, err)
 
+	// addAuth("x509", ...) is answered OK on a connection with a verified
+	// certificate, as ZooKeeper's X509AuthenticationProvider (it used to
+	// fail and close the connection).
+	require.NoError(t, app.AddAuth(ctx, "x509", nil))
+	_, _, err = app.Get(ctx, "/app-only")
+	require.NoError(t, err)
+
 	anon, err := pclient.Connect(ctx, []string{srv.SecureAddr()}, pclient.WithTLS(&tls.Config{RootCAs: pki.pool}))
 	require.NoError(t, err)
 	defer anon.Close()
 	_, _, err = anon.Get(ctx, "/app-only")
 	require.ErrorIs(t, err, pclient.ErrNoAuth)
+	require.ErrorIs(t, anon.AddAuth(ctx, "x509", nil), pclient.ErrAuthFailed, "no certificate")
 }
 
 // TestTLSX509IdentityJavaForm: a subject with domain components, a

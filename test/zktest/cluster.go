@@ -144,6 +144,17 @@ func (c *Cluster) Partition(i int) {
 	c.net.isolate(c.peers[i].ID, ids)
 }
 
+// Slow delays every message node i sends to or receives from the other
+// nodes by d (a slow or congested link; a write waits d before it goes).
+// Heal undoes it.
+func (c *Cluster) Slow(i int, d time.Duration) {
+	ids := make([]string, len(c.peers))
+	for j, p := range c.peers {
+		ids[j] = p.ID
+	}
+	c.net.slowDown(c.peers[i].ID, ids, d)
+}
+
 // AddNode starts a new node, adds it to the cluster as a voter through the
 // leader, waits until it has caught up, and returns its index.
 func (c *Cluster) AddNode() int {
@@ -201,7 +212,7 @@ func (c *Cluster) Resume(i int) {
 	c.Heal()
 }
 
-// Heal restores every link.
+// Heal restores every link, cut or slowed.
 func (c *Cluster) Heal() { c.net.heal() }
 
 // Stop stops every node.

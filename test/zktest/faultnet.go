@@ -7,16 +7,38 @@ import (
 	"time"
 )
 
-// faultNet is a server.ClusterNet that can cut links between nodes: a cut
-// link refuses new connections and breaks existing ones.
+// faultNet is a server.ClusterNet that can cut links between nodes (a cut
+// link refuses new connections and breaks existing ones) or slow them (each
+// write on a slow link waits its delay first, so messages arrive late and
+// in order).
 type faultNet struct {
 	mu    sync.Mutex
 	cut   map[[2]string]bool
+	slow  map[[2]string]time.Duration
 	conns map[*faultConn]struct{}
 }
 
 func newFaultNet() *faultNet {
-	return &faultNet{cut: make(map[[2]string]bool), conns: make(map[*faultConn]struct{})}
+	return &faultNet{cut: make(map[[2]string]bool), slow: make(map[[2]string]time.Duration),
+		conns: make(map[*faultConn]struct{})}
+}
+
+// delay is the delay of the link between a and b.
+func (n *faultNet) delay(a, b string) time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.slow[link(a, b)]
+}
+
+// slowDown delays every link between node and the others by d.
+func (n *faultNet) slowDown(node string, others []string, d time.Duration) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, o := range others {
+		if o != node {
+			n.slow[link(node, o)] = d
+		}
+	}
 }
 
 var errPartitioned = errors.New("zktest: network partitioned")
@@ -84,6 +106,7 @@ func (n *faultNet) heal() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.cut = make(map[[2]string]bool)
+	n.slow = make(map[[2]string]time.Duration)
 }
 
 // faultConn fails reads and writes once its link is cut.
@@ -102,6 +125,9 @@ func (c *faultConn) Read(p []byte) (int, error) {
 }
 
 func (c *faultConn) Write(p []byte) (int, error) {
+	if d := c.n.delay(c.a, c.b); d > 0 {
+		time.Sleep(d) // the fault itself: a slow link
+	}
 	if c.n.blocked(c.a, c.b) {
 		_ = c.Close()
 		return 0, errPartitioned

@@ -49,8 +49,14 @@ func WithFourLetterWords(words ...string) Option {
 // are deleted (default 100ms). Server.Reap forces a sweep.
 func WithReapInterval(d time.Duration) Option { return func(o *options) { o.cfg.ReapInterval = d } }
 
+// WithMaxReapPerInterval bounds the nodes one container/TTL sweep deletes.
+func WithMaxReapPerInterval(n int) Option { return func(o *options) { o.cfg.MaxReapPerInterval = n } }
+
 // WithMaxFrame sets jute.maxbuffer, the largest request accepted.
 func WithMaxFrame(n int) Option { return func(o *options) { o.cfg.MaxFrame = n } }
+
+// WithMaxReplyFrame sets the largest reply to a read (server.Config.MaxReplyFrame).
+func WithMaxReplyFrame(n int) Option { return func(o *options) { o.cfg.MaxReplyFrame = n } }
 
 // WithMaxClientCnxns caps connections per client IP (default unlimited).
 func WithMaxClientCnxns(n int) Option { return func(o *options) { o.cfg.MaxClientCnxns = n } }
