@@ -217,24 +217,17 @@ func linearizabilityRun(t *testing.T, seed int64) {
 		require.NoError(t, err)
 	}
 
-	h := &history{start: time.Now()}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var count atomic.Int64
-	for i := 0; i < 5; i++ {
-		wg.Add(1)
-		clientRng := rand.New(rand.NewSource(seed*100 + int64(i)))
-		go func() {
-			defer wg.Done()
-			runClient(t, i, c.Servers(), h, clientRng, stop, &count)
-		}()
-	}
+	h, finish := startClients(t, c.Servers(), seed*100)
 	faults := nemesis(t, c, rng, 4)
-	close(stop)
-	wg.Wait()
+	ops := finish()
 	c.Heal()
-	t.Logf("seed %d: %d ops, faults: %v", seed, count.Load(), faults)
-	require.Greater(t, count.Load(), int64(100), "too little traffic for the check to mean anything")
+	t.Logf("seed %d: %d ops, faults: %v", seed, ops, faults)
+	require.Greater(t, ops, int64(100), "too little traffic for the check to mean anything")
+	// A final read of every key once the faults are over: the history
+	// must explain it, so no acknowledged write may have been lost (the
+	// clients' own reads may have missed one).
+	final, _ := connect(t, c.Servers())
+	finalReads(t, h, final)
 
 	res := porcupine.CheckOperationsTimeout(znodeModel, h.ops, 60*time.Second)
 	require.NotEqual(t, porcupine.Illegal, res, "history is not linearizable")
@@ -255,6 +248,26 @@ func linearizabilityRun(t *testing.T, seed int64) {
 		ok, _, err := o.Exists(fmt.Sprintf("/lin-owner-%d", i))
 		require.NoError(t, err)
 		require.True(t, ok, "session of a connected client expired")
+	}
+	// Once every client closed its session, no ephemeral is left anywhere.
+	for _, o := range owners {
+		o.Close()
+	}
+	for i := 0; i < c.Size(); i++ {
+		f := c.Node(i).Server().FSM()
+		eventually(t, "ephemerals of closed sessions gone", func() bool {
+			for j := range owners {
+				if _, ok := f.Exists(fmt.Sprintf("/lin-owner-%d", j)); ok {
+					return false
+				}
+			}
+			for _, s := range f.Sessions() {
+				if s.Ephemerals > 0 {
+					return false
+				}
+			}
+			return true
+		})
 	}
 }
 
@@ -315,4 +328,53 @@ func TestZnodeModelDetectsViolations(t *testing.T) {
 		op(1, get, 40, 50, znodeOutput{Value: "a"}),
 	}
 	require.Equal(t, porcupine.Ok, porcupine.CheckOperationsTimeout(znodeModel, unknown, time.Second))
+}
+
+// finalReads reads every key once the faults are over (sync, then get)
+// and adds the reads to h: the history must explain them, so no
+// acknowledged write may have been lost.
+func finalReads(t *testing.T, h *history, c *zk.Conn) {
+	t.Helper()
+	for k := 0; k < 4; k++ {
+		in := znodeInput{Kind: opGet, Key: fmt.Sprintf("/lin/k%d", k)}
+		eventually(t, "final read of "+in.Key, func() bool {
+			call := h.now()
+			var out znodeOutput
+			if _, out.Err = c.Sync(in.Key); out.Err == nil || errors.Is(out.Err, zk.ErrNoNode) {
+				var data []byte
+				var st *zk.Stat
+				if data, st, out.Err = c.Get(in.Key); out.Err == nil {
+					out.Value, out.Version = string(data), st.Version
+				}
+			}
+			if indeterminate(out.Err) {
+				return false
+			}
+			h.add(100, in, call, out)
+			return true
+		})
+	}
+}
+
+// startClients starts five clients of servers (their random choices
+// seeded from seed) recording into a new history; finish stops them and
+// returns how many operations they made.
+func startClients(t *testing.T, servers []string, seed int64) (h *history, finish func() int64) {
+	h = &history{start: time.Now()}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var count atomic.Int64
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		clientRng := rand.New(rand.NewSource(seed + int64(i)))
+		go func() {
+			defer wg.Done()
+			runClient(t, i, servers, h, clientRng, stop, &count)
+		}()
+	}
+	return h, func() int64 {
+		close(stop)
+		wg.Wait()
+		return count.Load()
+	}
 }

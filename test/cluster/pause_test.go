@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"testing"
@@ -139,4 +140,98 @@ func TestClusterPausedLeaderPaddockClientMovesOn(t *testing.T) {
 		require.ErrorIs(t, err, client.ErrConnectionLoss, "attempt %d", i)
 	}
 	require.Equal(t, id, cl.SessionID(), "the session survived the move")
+}
+
+// TestClusterPausedLeaderExpiresNoLiveSession: a leader frozen for longer
+// than the session timeout (a GC pause, a SIGSTOP; etcd#15247 lost leases
+// this way) must not expire the sessions that went on heartbeating
+// through the other nodes, neither when it wakes up still believing it
+// leads (its session tracker saw nothing for the whole pause) nor after.
+func TestClusterPausedLeaderExpiresNoLiveSession(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithTickTime(100*time.Millisecond)) // sessions of 0.2–2 s
+	leader := c.Leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var ids []int64
+	for i := 1; i <= 2; i++ {
+		// Each client on one follower only: it never talks to the frozen node.
+		cl, err := client.Connect(ctx, []string{c.Servers()[(leader+i)%3]}, client.WithSessionTimeout(2*time.Second))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cl.Close() })
+		_, _, err = cl.Create(ctx, fmt.Sprintf("/eph%d", i), nil, client.ModeEphemeral, nil)
+		require.NoError(t, err)
+		ids = append(ids, cl.SessionID())
+	}
+	live := func() bool {
+		for n := 0; n < 3; n++ {
+			f := c.Node(n).Server().FSM()
+			for i := 1; i <= 2; i++ {
+				if _, ok := f.Exists(fmt.Sprintf("/eph%d", i)); !ok {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	c.Pause(leader)
+	eventually(t, "a new leader", func() bool {
+		return c.Node((leader+1)%3).Server().IsLeader() || c.Node((leader+2)%3).Server().IsLeader()
+	})
+	// Frozen for twice the session timeout.
+	require.Never(t, func() bool { return !live() }, 4*time.Second, 20*time.Millisecond,
+		"a session expired while the old leader was frozen")
+	c.Resume(leader)
+	require.Never(t, func() bool { return !live() }, 4*time.Second, 20*time.Millisecond,
+		"a live session expired once the old leader woke up")
+	for n := 0; n < 3; n++ {
+		sessions := map[int64]bool{}
+		for _, s := range c.Node(n).Server().FSM().Sessions() {
+			sessions[s.ID] = true
+		}
+		for _, id := range ids {
+			require.True(t, sessions[id], "node %d lost session 0x%x", n, id)
+		}
+	}
+}
+
+// TestClusterSlowFollower: a follower whose links to the others are slow
+// does not stop the cluster or fall behind for good (reliability plan F6).
+// With each message half a second late (longer than the election
+// timeout, so the slow node keeps losing its leader) the other two commit
+// writes as usual; with 100 ms the slow node serves writes too; once the
+// links are healed every replica holds the same tree.
+func TestClusterSlowFollower(t *testing.T) {
+	c := zktest.StartCluster(t, 3) // Raft timers of 200 ms
+	slow := (c.Leader() + 1) % 3
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	writes := func(node int, prefix string) {
+		cl, err := client.Connect(ctx, []string{c.Servers()[node]}, client.WithSessionTimeout(10*time.Second))
+		require.NoError(t, err)
+		defer cl.Close()
+		for j := range 20 {
+			p := fmt.Sprintf("/%s-%d", prefix, j)
+			eventually(t, "create "+p, func() bool {
+				_, _, err := cl.Create(ctx, p, nil, client.ModePersistent, nil)
+				return err == nil || errors.Is(err, client.ErrNodeExists)
+			})
+		}
+	}
+	c.Slow(slow, 500*time.Millisecond)
+	writes((slow+1)%3, "fast-a")
+	writes((slow+2)%3, "fast-b")
+	c.Heal()
+	c.Slow(slow, 100*time.Millisecond)
+	writes(slow, "through-slow")
+	c.Heal()
+	want := c.Node(c.Leader()).Server().FSM()
+	for i := 0; i < 3; i++ {
+		f := c.Node(i).Server().FSM()
+		eventually(t, fmt.Sprintf("node %d converges", i), func() bool { return f.Digest() == want.Digest() })
+		for _, p := range []string{"/fast-a-19", "/fast-b-19", "/through-slow-19"} {
+			_, ok := f.Exists(p)
+			require.True(t, ok, "node %d: %s", i, p)
+		}
+		require.NoError(t, f.Check())
+	}
 }
