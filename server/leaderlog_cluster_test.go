@@ -107,6 +107,22 @@ func clusterLeader(t *testing.T, servers []*Server) int {
 	return leader
 }
 
+// newLeader waits for a node other than servers[old] to lead.
+func newLeader(t *testing.T, servers []*Server, old int) *Server {
+	t.Helper()
+	var next *Server
+	require.Eventually(t, func() bool {
+		for i, s := range servers {
+			if i != old && s.isLeader() {
+				next = s
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, time.Millisecond, "no new leader")
+	return next
+}
+
 // TestClusterLeaderReplicatesWhileItWrites holds the leader's log write
 // of a create: the followers store the entry meanwhile (with Raft's order
 // they could not: the leader writes first), and no node applies it, nor
@@ -219,16 +235,7 @@ func TestClusterLeaderWriteFailureStopsTheServer(t *testing.T) {
 	}
 	// The other two elect a leader and take writes and reads again (a
 	// full disk on one node is that node's outage, not the cluster's).
-	var next *Server
-	require.Eventually(t, func() bool {
-		for i, s := range servers {
-			if i != l && s.isLeader() {
-				next = s
-				return true
-			}
-		}
-		return false
-	}, 10*time.Second, time.Millisecond, "no new leader after the failed one stopped")
+	next := newLeader(t, servers, l)
 	res, err := next.apply(&fsm.Command{Type: fsm.CmdOps,
 		Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/after", ACL: wire.OpenACLUnsafe}}})
 	require.NoError(t, err)

@@ -175,6 +175,14 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	if err := change.Error(); err != nil {
 		return err
 	}
+	if op.Kind == "remove" && raft.ServerID(op.ID) == s.node.id {
+		// This leader removed itself: it steps down once the change is
+		// committed, which it now is, and proposes nothing more (Raft
+		// answers ErrNotLeader even while it is still stepping down).
+		// The next leader publishes the configuration (ensureConfig).
+		s.log.Info("removed this node from the cluster; the next leader publishes /zookeeper/config", "id", op.ID)
+		return nil
+	}
 	var added *Peer
 	if op.Kind == "add" {
 		added = &Peer{ID: op.ID, ElectionPort: op.Election, ClientAddr: op.Client}
@@ -183,10 +191,8 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	// the reconfig's), here the Raft index of the configuration entry.
 	if err := s.publishConfig(int64(change.Index()), added); err != nil {
 		if op.Kind == "remove" && s.node.r.State() != raft.Leader {
-			// This leader removed itself and stepped down once the change
-			// was committed: the change is made, and the next leader
-			// publishes it (ensureConfig).
-			s.log.Info("removed this node from the cluster; the next leader publishes /zookeeper/config", "id", op.ID)
+			// Leadership moved since the change was committed: it is
+			// made, and the next leader publishes it (ensureConfig).
 			return nil
 		}
 		return err

@@ -283,6 +283,14 @@ func clusterRaftConfig(rc *raft.Config, cfg *Config) {
 	rc.LeaderLeaseTimeout = cfg.Raft.LeaderLease
 	rc.CommitTimeout = cfg.Raft.Commit
 	rc.Logger = raftLogger(cfg, "raft-"+cfg.ID)
+	// A node removed from the configuration stays a follower that starts
+	// no election (it has no vote) and answers every proposal
+	// ErrNotLeader. Raft's default shuts it down instead, and then a
+	// proposal its buffered apply channel still takes is never answered:
+	// a write racing the removal, or the removed leader's own publication
+	// of the new configuration, waited for ever. It can also be added
+	// back without a restart.
+	rc.ShutdownOnRemove = false
 }
 
 // raftLogger sends Raft's warnings and errors to the server's slog logger.

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRemovedLeaderAnswersEveryProposal removes the leader and then
+// proposes on it, as a write racing its removal does. Every proposal must
+// be answered: with Raft's ShutdownOnRemove, the removed node's Raft shut
+// itself down, and a proposal Raft's buffered apply channel still took
+// (ApplyLog picks at random between it and the shutdown) was never
+// answered. A RemoveMember of the leader that published the new
+// configuration in that window waited for ever (the follower that
+// forwarded it gave up after 30 s).
+func TestRemovedLeaderAnswersEveryProposal(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	old := servers[l]
+	require.NoError(t, old.RemoveMember(old.cfg.ID))
+	require.False(t, old.isLeader())
+
+	answered := make(chan error, 64)
+	for range cap(answered) {
+		f := old.node.r.ApplyLog(raft.Log{Data: []byte("x")}, time.Second)
+		go func() { answered <- f.Error() }()
+	}
+	deadline := time.After(10 * time.Second)
+	for i := range cap(answered) {
+		select {
+		case err := <-answered:
+			require.Error(t, err, "a removed node must take no write")
+		case <-deadline:
+			t.Fatalf("%d of %d proposals to the removed leader never answered", cap(answered)-i, cap(answered))
+		}
+	}
+	// The server's own write path answers too: not leader, and no leader
+	// known to forward to.
+	done := make(chan error, 1)
+	go func() {
+		_, err := old.apply(&fsm.Command{Type: fsm.CmdSetConfig, Data: []byte("server.1=x")})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write on the removed node was never answered")
+	}
+
+	// It knows no leader (so it closes its client connections:
+	// quorumWatch).
+	require.Eventually(t, func() bool { return old.Leader() == "" }, 10*time.Second, 5*time.Millisecond,
+		"the removed node still names a leader")
+
+	// Added back, the node rejoins without a restart and catches up.
+	next := newLeader(t, servers, l)
+	require.NoError(t, next.AddMember(old.cfg.ID, old.cfg.Peers[l].Addr, false))
+	res, err := next.apply(&fsm.Command{Type: fsm.CmdOps, Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/back", ACL: wire.OpenACLUnsafe}}})
+	require.NoError(t, err)
+	require.Equal(t, wire.OK, res.Err)
+	require.Eventually(t, func() bool {
+		_, _, err := old.FSM().Get("/back")
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond, "the re-added node never caught up")
+}
