@@ -80,6 +80,11 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 	}
 	stop := s.closeOnShutdown(c)
 	defer stop()
+	defer s.fwdPeers.add(peer, c)()
+	if !s.isMember(peer) {
+		s.log.Warn("refusing forwarded requests from a node that is not a member", "peer", peer)
+		return
+	}
 	fw := newFrameWriter(c, s.cfg.WriteTimeout)
 	br := bufio.NewReaderSize(c, 64<<10)
 	var term uint64 // the leadership the connection's writes go to

@@ -175,6 +175,9 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	if err := change.Error(); err != nil {
 		return err
 	}
+	if op.Kind == "remove" {
+		s.fwdPeers.closeFrom(op.ID) // it no longer receives the log
+	}
 	if op.Kind == "remove" && raft.ServerID(op.ID) == s.node.id {
 		// This leader removed itself: it steps down once the change is
 		// committed, which it now is, and proposes nothing more (Raft

@@ -69,3 +69,40 @@ func TestRemovedLeaderAnswersEveryProposal(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 5*time.Millisecond, "the re-added node never caught up")
 }
+
+// TestRemovedFollowerForwardsNoWrite removes a follower and at once has
+// it forward a write, while it still knows the leader: the leader must not
+// take it. A removed node no longer receives the log, so it could never
+// see the write applied and would answer its client ConnectionLoss for a
+// write that was made (a retried create then fails with NodeExists: seen
+// with Curator in TestCuratorEnsembleTrackerFollowsCluster). As a
+// ZooKeeper leader drops a removed learner, the leader closes the removed
+// node's forwarding connections and refuses new ones.
+func TestRemovedFollowerForwardsNoWrite(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	f := servers[(l+1)%3]
+	create := func(s *Server, path string) (*fsm.Result, error) {
+		return s.apply(&fsm.Command{Type: fsm.CmdOps, Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}}})
+	}
+	// f forwards over a connection opened while it was a member.
+	_, err := create(f, "/before")
+	require.NoError(t, err)
+	require.NoError(t, servers[l].RemoveMember(f.cfg.ID))
+	require.NotEmpty(t, f.Leader(), "the removed node forgot its leader too soon for this test")
+	_, err = create(f, "/after")
+	require.Error(t, err)
+	_, _, err = servers[l].FSM().Get("/after")
+	require.Error(t, err, "the leader took a write a removed node forwarded")
+
+	// A connection it opens now is refused as well.
+	f.fwd.mu.Lock()
+	if f.fwd.conn != nil {
+		f.fwd.failLocked(f.fwd.conn)
+	}
+	f.fwd.mu.Unlock()
+	_, err = create(f, "/later")
+	require.Error(t, err)
+	_, _, err = servers[l].FSM().Get("/later")
+	require.Error(t, err, "the leader took a write a removed node forwarded on a new connection")
+}
