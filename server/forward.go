@@ -80,11 +80,6 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 	}
 	stop := s.closeOnShutdown(c)
 	defer stop()
-	defer s.fwdPeers.add(peer, c)()
-	if !s.isMember(peer) {
-		s.log.Warn("refusing forwarded requests from a node that is not a member", "peer", peer)
-		return
-	}
 	fw := newFrameWriter(c, s.cfg.WriteTimeout)
 	br := bufio.NewReaderSize(c, 64<<10)
 	var term uint64 // the leadership the connection's writes go to
@@ -92,6 +87,18 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 	for {
 		var req fwdRequest
 		if err := readMsg(br, &req); err != nil {
+			return
+		}
+		if !s.isMember(peer) {
+			// Removed (isMember): answer this one, let the others
+			// settle (the answer to the request that removed it, made
+			// through it), and close. Its writes, touches and syncs now
+			// go nowhere, and its clients, whose writes fail, move on.
+			s.log.Warn("refusing forwarded requests from a node that is not a member", "peer", peer)
+			if req.Kind != fwdTouch {
+				_ = fw.send(&fwdResponse{ID: req.ID, Err: errNoLeader.Error()})
+			}
+			answering.Wait()
 			return
 		}
 		if req.Kind == fwdTouch {

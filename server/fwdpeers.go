@@ -1,61 +1,29 @@
 package server
 
-import (
-	"net"
-	"sync"
+import "github.com/hashicorp/raft"
 
-	"github.com/hashicorp/raft"
-)
-
-// fwdPeers tracks the forwarding connections a leader serves, by the id
-// of the node at the other end, so that a node removed from the cluster
-// forwards nothing more. A removed node no longer receives the log: a
-// write it forwarded would be applied without it ever seeing that, and
-// its client would get ConnectionLoss for a write that was made. As a
-// ZooKeeper leader drops a removed learner, the leader closes the node's
-// forwarding connections once its removal is committed (closeFrom) and
-// refuses the ones it opens later (serveForward checks membership after
-// registering a connection, so no connection slips between the two).
-type fwdPeers struct {
-	mu    sync.Mutex
-	conns map[net.Conn]string // connection -> peer id
-}
-
-// add registers c from peer; the returned function unregisters it.
-func (p *fwdPeers) add(peer string, c net.Conn) func() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.conns == nil {
-		p.conns = make(map[net.Conn]string)
-	}
-	p.conns[c] = peer
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		delete(p.conns, c)
-	}
-}
-
-// closeFrom closes every connection from peer.
-func (p *fwdPeers) closeFrom(peer string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c, id := range p.conns {
-		if id == peer {
-			_ = c.Close()
-		}
-	}
-}
-
-// isMember reports whether id is in Raft's latest configuration (a node
-// being removed is not, from the moment its removal is appended).
+// isMember reports whether id is in Raft's latest configuration, under
+// any spelling of the same number ("04" is 4). A node being removed is
+// not, from the moment its removal is appended: the leader then stops
+// sending it the log (best effort up to the removal), so a write it
+// forwarded would be applied without it ever seeing that, and its client
+// would get ConnectionLoss for a write that was made. serveForward
+// therefore serves a node's forwarded requests only while it is a member,
+// as a ZooKeeper leader drops a removed learner. The configuration is an
+// atomic read in Raft (GetConfiguration answers at once).
 func (s *Server) isMember(id string) bool {
 	f := s.node.r.GetConfiguration()
 	if f.Error() != nil {
 		return false
 	}
-	for _, srv := range f.Configuration().Servers {
+	servers := f.Configuration().Servers
+	for _, srv := range servers {
 		if srv.ID == raft.ServerID(id) {
+			return true
+		}
+	}
+	for _, srv := range servers {
+		if sameID(string(srv.ID), id) {
 			return true
 		}
 	}

@@ -111,7 +111,7 @@ func (s *Server) changeMembership(op *membershipOp) error {
 	// waits for one (a refusal says it was not run, so it is safe to send
 	// again), within membershipTimeout.
 	deadline := time.Now().Add(membershipTimeout)
-	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
+	return s.untilLeader(deadline, func() error {
 		if s.isLeader() {
 			return s.applyMembership(op)
 		}
@@ -119,6 +119,16 @@ func (s *Server) changeMembership(op *membershipOp) error {
 		if err == nil && resp.Err != "" {
 			err = errors.New(resp.Err)
 		}
+		return err
+	})
+}
+
+// untilLeader runs try until it does not fail for want of a leader (a
+// node that knows none, or names one that no longer leads: errNoLeader,
+// which says the request was not run), backing off, until deadline.
+func (s *Server) untilLeader(deadline time.Time, try func() error) error {
+	for backoff := time.Millisecond; ; backoff = min(2*backoff, 50*time.Millisecond) {
+		err := try()
 		noLeader := errors.Is(err, errNoLeader) || (err != nil && err.Error() == errNoLeader.Error())
 		if !noLeader || time.Now().Add(backoff).After(deadline) {
 			return err
@@ -174,9 +184,6 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	}
 	if err := change.Error(); err != nil {
 		return err
-	}
-	if op.Kind == "remove" {
-		s.fwdPeers.closeFrom(op.ID) // it no longer receives the log
 	}
 	if op.Kind == "remove" && raft.ServerID(op.ID) == s.node.id {
 		// This leader removed itself: it steps down once the change is

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/fsm"
@@ -91,7 +92,14 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	if err != nil {
 		return err
 	}
-	idx, err := s.syncIndex()
+	// The change is made; the answer waits until this node has applied
+	// it. A reconfig that removed the leader leaves a node that may still
+	// name the old one, which refuses the sync: wait for the next.
+	var idx int64
+	err = s.untilLeader(time.Now().Add(membershipTimeout), func() (err error) {
+		idx, err = s.syncIndex()
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ func TestRemovedLeaderAnswersEveryProposal(t *testing.T) {
 	l := clusterLeader(t, servers)
 	old := servers[l]
 	require.NoError(t, old.RemoveMember(old.cfg.ID))
-	require.False(t, old.isLeader())
+	// Raft answers the change before it steps down.
+	require.Eventually(t, func() bool { return !old.isLeader() }, 10*time.Second, time.Millisecond, "still leads")
 
 	answered := make(chan error, 64)
 	for range cap(answered) {
@@ -76,10 +77,16 @@ func TestRemovedLeaderAnswersEveryProposal(t *testing.T) {
 // see the write applied and would answer its client ConnectionLoss for a
 // write that was made (a retried create then fails with NodeExists: seen
 // with Curator in TestCuratorEnsembleTrackerFollowsCluster). As a
-// ZooKeeper leader drops a removed learner, the leader closes the removed
-// node's forwarding connections and refuses new ones.
+// ZooKeeper leader drops a removed learner, the leader serves a node's
+// forwarded requests only while it is a member, on the connection it had
+// and on a new one.
 func TestRemovedFollowerForwardsNoWrite(t *testing.T) {
-	servers, _ := startHeldCluster(t)
+	// The removed node forgets its leader a heartbeat timeout after the
+	// leader's last message: long enough here for it to forward a write
+	// first, even on a loaded machine.
+	servers, _ := startHeldClusterWith(t, func(cfg *Config) {
+		cfg.Raft.Heartbeat, cfg.Raft.Election, cfg.Raft.LeaderLease = time.Second, time.Second, time.Second
+	})
 	l := clusterLeader(t, servers)
 	f := servers[(l+1)%3]
 	create := func(s *Server, path string) (*fsm.Result, error) {
@@ -101,8 +108,25 @@ func TestRemovedFollowerForwardsNoWrite(t *testing.T) {
 		f.fwd.failLocked(f.fwd.conn)
 	}
 	f.fwd.mu.Unlock()
+	require.NotEmpty(t, f.Leader(), "the removed node forgot its leader too soon for this test")
 	_, err = create(f, "/later")
 	require.Error(t, err)
 	_, _, err = servers[l].FSM().Get("/later")
 	require.Error(t, err, "the leader took a write a removed node forwarded on a new connection")
+}
+
+// TestRemovingAFollowerThroughItselfReportsSuccess removes a follower with
+// a request made on that follower: it forwards the change to the leader,
+// whose answer must reach it although the change made it a non-member
+// (the leader refuses only what the node sends after).
+func TestRemovingAFollowerThroughItselfReportsSuccess(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	f := servers[(l+1)%3]
+	require.True(t, servers[l].isMember("0"+f.cfg.ID), "member ids are numbers: 0%s is %s", f.cfg.ID, f.cfg.ID)
+	require.NoError(t, f.RemoveMember(f.cfg.ID))
+	members, err := servers[l].Members()
+	require.NoError(t, err)
+	require.Len(t, members, 2)
+	require.False(t, servers[l].isMember(f.cfg.ID))
 }

@@ -77,8 +77,6 @@ type Server struct {
 	// transferGate holds this leader's proposals while it hands its
 	// leadership over (transfer.go).
 	transferGate gate
-	// fwdPeers are the forwarding connections this node serves as leader.
-	fwdPeers fwdPeers
 	// reconfigMu runs this leader's reconfigs one at a time (reconfig.go).
 	reconfigMu sync.Mutex
 

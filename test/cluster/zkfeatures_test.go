@@ -133,6 +133,22 @@ func TestReconfigIDsAreNumbers(t *testing.T) {
 	require.NotContains(t, string(data), fmt.Sprintf("server.%d=", victim+1))
 }
 
+// A reconfig sent through a follower that removes the leader answers OK:
+// the follower's wait for the change to reach it outlasts the old
+// leader's refusal (it was answered ConnectionLoss although made).
+func TestReconfigRemovingTheLeaderThroughAFollowerAnswersOK(t *testing.T) {
+	super := "super:" + server.DigestOf("super:test")
+	c := zktest.StartCluster(t, 3, zktest.WithReconfig(), zktest.WithSuperDigest(super))
+	leader := c.Leader()
+	admin, _ := connect(t, []string{c.Servers()[(leader+1)%3]})
+	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
+	_, err := admin.IncrementalReconfig(nil, []string{fmt.Sprint(leader + 1)}, -1)
+	require.NoError(t, err)
+	data, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.NotContains(t, string(data), fmt.Sprintf("server.%d=", leader+1))
+}
+
 // A reconfig that drops the leader and a follower drops both: the leader
 // is removed last, so its stepping down cannot make the other removal fail
 // unseen (the members were removed in map order, and with the leader
