@@ -395,9 +395,16 @@ func (s *Server) Mode() string {
 // IsLeader reports whether this node currently leads the cluster.
 func (s *Server) IsLeader() bool { return s.isLeader() }
 
-// Leader returns the current leader's node id, or "" if none is known.
+// Leader returns the current leader's node id, or "" if none is known or
+// this node is not in the configuration it holds: a node whose removal
+// has reached it follows no one, so it closes its clients' connections
+// and refuses new ones at once (quorumWatch, handshake), instead of
+// serving its frozen state until its Raft notices the leader's silence.
 func (s *Server) Leader() string {
 	_, id := s.node.r.LeaderWithID()
+	if id == "" || (s.cfg.clustered() && !s.isMember(string(s.node.id))) {
+		return ""
+	}
 	return string(id)
 }
 

@@ -96,7 +96,7 @@ func TestRemovedFollowerForwardsNoWrite(t *testing.T) {
 	_, err := create(f, "/before")
 	require.NoError(t, err)
 	require.NoError(t, servers[l].RemoveMember(f.cfg.ID))
-	require.NotEmpty(t, f.Leader(), "the removed node forgot its leader too soon for this test")
+	require.True(t, raftKnowsLeader(f), "the removed node forgot its leader too soon for this test")
 	_, err = create(f, "/after")
 	require.Error(t, err)
 	_, _, err = servers[l].FSM().Get("/after")
@@ -108,7 +108,7 @@ func TestRemovedFollowerForwardsNoWrite(t *testing.T) {
 		f.fwd.failLocked(f.fwd.conn)
 	}
 	f.fwd.mu.Unlock()
-	require.NotEmpty(t, f.Leader(), "the removed node forgot its leader too soon for this test")
+	require.True(t, raftKnowsLeader(f), "the removed node forgot its leader too soon for this test")
 	_, err = create(f, "/later")
 	require.Error(t, err)
 	_, _, err = servers[l].FSM().Get("/later")
@@ -129,4 +129,30 @@ func TestRemovingAFollowerThroughItselfReportsSuccess(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, members, 2)
 	require.False(t, servers[l].isMember(f.cfg.ID))
+}
+
+// raftKnowsLeader reports whether s's Raft names a leader (what its
+// forwarder dials).
+func raftKnowsLeader(s *Server) bool {
+	_, id := s.node.r.LeaderWithID()
+	return id != ""
+}
+
+// TestRemovedNodeStopsServingAtOnce: a follower that has its removal
+// says it knows no leader while its Raft still names one, so it refuses
+// new clients and drops its connections as a leaderless node does
+// (handshake, quorumWatch) instead of serving its frozen state until Raft
+// notices the leader's silence, a heartbeat timeout or two later.
+func TestRemovedNodeStopsServingAtOnce(t *testing.T) {
+	servers, _ := startHeldClusterWith(t, func(cfg *Config) {
+		cfg.Raft.Heartbeat, cfg.Raft.Election, cfg.Raft.LeaderLease = time.Second, time.Second, time.Second
+	})
+	l := clusterLeader(t, servers)
+	f := servers[(l+1)%3]
+	require.NotEmpty(t, f.Leader())
+	require.NoError(t, servers[l].RemoveMember(f.cfg.ID))
+	require.Eventually(t, func() bool { return f.Leader() == "" }, 500*time.Millisecond, time.Millisecond,
+		"the removed node still names a leader")
+	require.True(t, raftKnowsLeader(f), "the removed node's Raft forgot its leader too soon for this test")
+	require.NotEmpty(t, servers[(l+2)%3].Leader(), "a member still knows its leader")
 }
