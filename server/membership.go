@@ -153,7 +153,11 @@ func (s *Server) applyMembership(op *membershipOp) error {
 			change = r.AddVoter(raft.ServerID(op.ID), raft.ServerAddress(op.Addr), 0, membershipTimeout)
 		}
 	case "remove":
-		change = r.RemoveServer(raft.ServerID(op.ID), 0, membershipTimeout)
+		id := raft.ServerID(op.ID)
+		if m, ok := s.memberID(op.ID); ok {
+			id = m // ids are numbers: 03 is 3, as in ZooKeeper
+		}
+		change = r.RemoveServer(id, 0, membershipTimeout)
 	case "reconfig":
 		if op.Reconfig == nil {
 			return errors.New("paddock: reconfig without its request")
@@ -185,7 +189,7 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	if err := change.Error(); err != nil {
 		return err
 	}
-	if op.Kind == "remove" && raft.ServerID(op.ID) == s.node.id {
+	if op.Kind == "remove" && sameID(op.ID, string(s.node.id)) {
 		// This leader removed itself: it steps down once the change is
 		// committed, which it now is, and proposes nothing more (Raft
 		// answers ErrNotLeader even while it is still stepping down).
@@ -327,20 +331,27 @@ func (s *Server) publishedConfig() (members string, version int64) {
 // as a ZooKeeper leader drops a removed learner. The configuration is an
 // atomic read in Raft (GetConfiguration answers at once).
 func (s *Server) isMember(id string) bool {
+	_, ok := s.memberID(id)
+	return ok
+}
+
+// memberID returns the spelling Raft's latest configuration has for the
+// member id names, and whether there is one.
+func (s *Server) memberID(id string) (raft.ServerID, bool) {
 	f := s.node.r.GetConfiguration()
 	if f.Error() != nil {
-		return false
+		return "", false
 	}
 	servers := f.Configuration().Servers
 	for _, srv := range servers {
 		if srv.ID == raft.ServerID(id) {
-			return true
+			return srv.ID, true
 		}
 	}
 	for _, srv := range servers {
 		if sameID(string(srv.ID), id) {
-			return true
+			return srv.ID, true
 		}
 	}
-	return false
+	return "", false
 }
