@@ -172,16 +172,17 @@ func (s *Server) applyMembership(op *membershipOp) error {
 		if merr != nil {
 			return merr
 		}
+		to := op.ID
 		for _, m := range members {
-			if m.ID == op.ID {
-				addr = m.Addr
+			if sameID(m.ID, op.ID) {
+				to, addr = m.ID, m.Addr
 			}
 		}
 		if addr == "" {
 			return fmt.Errorf("paddock: no member %q", op.ID)
 		}
 		return s.transferLeadership(func() raft.Future {
-			return r.LeadershipTransferToServer(raft.ServerID(op.ID), raft.ServerAddress(addr))
+			return r.LeadershipTransferToServer(raft.ServerID(to), raft.ServerAddress(addr))
 		})
 	default:
 		return fmt.Errorf("paddock: unknown membership change %q", op.Kind)

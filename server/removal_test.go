@@ -156,3 +156,13 @@ func TestRemovedNodeStopsServingAtOnce(t *testing.T) {
 	require.True(t, raftKnowsLeader(f), "the removed node's Raft forgot its leader too soon for this test")
 	require.NotEmpty(t, servers[(l+2)%3].Leader(), "a member still knows its leader")
 }
+
+// TestTransferLeadershipReadsIDsAsNumbers: 03 is member 3, as reconfig
+// and RemoveMember read it.
+func TestTransferLeadershipReadsIDsAsNumbers(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	to := servers[(l+1)%3]
+	require.NoError(t, servers[l].TransferLeadership("0"+to.cfg.ID))
+	require.Eventually(t, to.isLeader, 10*time.Second, time.Millisecond, "node %s does not lead", to.cfg.ID)
+}
