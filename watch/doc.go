@@ -33,8 +33,10 @@
 //
 //   - Delivery: Trigger collects the watchers under the registry's lock,
 //     releases it and then calls Watcher.Notify synchronously, once per
-//     watcher, before returning. Notify must not block (the connection
-//     enqueues the event) and may call back into the Manager. Events of
+//     watcher, before returning (or, with Options.Deliver, Deliver once
+//     with all of them, so one event is encoded once). Notify and Deliver
+//     must not block (the connection enqueues the event) and may call back
+//     into the Manager. Events of
 //     successive Trigger calls are delivered in call order; callers that want
 //     that order must serialize their Trigger calls (the fsm apply loop does).
 //     A watcher removed concurrently with a Trigger may still receive that

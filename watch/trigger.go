@@ -15,7 +15,8 @@ import "github.com/paddockzk/paddock/internal/wire"
 // Any other type is ignored and returns 0 (OnFanout is not called).
 //
 // Watchers are collected under the lock; Notify is then called
-// synchronously for each, without the lock held, before Trigger returns.
+// synchronously for each (or Options.Deliver once for all of them),
+// without the lock held, before Trigger returns.
 func (m *Manager) Trigger(zxid int64, path string, typ wire.EventType) int {
 	return m.TriggerFiltered(zxid, path, typ, nil)
 }
@@ -75,10 +76,7 @@ func (m *Manager) TriggerFiltered(zxid int64, path string, typ wire.EventType, a
 
 	n := len(got)
 	if n > 0 {
-		ev := wire.WatcherEvent{Type: typ, State: wire.StateSyncConnected, Path: path}
-		for _, s := range got {
-			s.w.Notify(ev, zxid)
-		}
+		m.deliver(wire.WatcherEvent{Type: typ, State: wire.StateSyncConnected, Path: path}, zxid, got)
 		clear(got)
 		*c.buf = got[:0]
 		m.pool.Put(c.buf)
@@ -87,6 +85,26 @@ func (m *Manager) TriggerFiltered(zxid int64, path string, typ wire.EventType, a
 		f(typ, path, n)
 	}
 	return n
+}
+
+// deliver notifies got's watchers of ev, through Options.Deliver if set.
+func (m *Manager) deliver(ev wire.WatcherEvent, zxid int64, got []*wstate) {
+	d := m.opts.Deliver
+	if d == nil {
+		for _, s := range got {
+			s.w.Notify(ev, zxid)
+		}
+		return
+	}
+	bp := m.wpool.Get().(*[]Watcher)
+	ws := (*bp)[:0]
+	for _, s := range got {
+		ws = append(ws, s.w)
+	}
+	d(ev, zxid, ws)
+	clear(ws)
+	*bp = ws[:0]
+	m.wpool.Put(bp)
 }
 
 // collector gathers the watchers of one Trigger call, each at most once.
@@ -122,7 +140,7 @@ func (c *collector) walk(ti int, path string, typ wire.EventType) {
 			}
 			c.add(s)
 			if md&modeStandard != 0 {
-				m.removeLocked(ti, path, s, modeStandard)
+				m.dropLocked(ti, path, set, s, md, modeStandard)
 			}
 		}
 	}

@@ -256,3 +256,54 @@ func TestTriggerFilteredDropsButConsumes(t *testing.T) {
 	require.Equal(t, 0, m.TriggerFiltered(6, "/x", wire.EventNodeDataChanged, nil), "both one-shot watches were consumed")
 	require.Equal(t, uint64(1), m.Stats().Notifications)
 }
+
+// With Options.Deliver, one Trigger hands every watcher to Deliver in one
+// call, each once (a data and a child watch on a deleted node are one
+// watcher), and no Notify is called; the count, the statistics and the
+// consumed watches are as without it.
+func TestDeliverGetsEveryWatcherOnceInOneCall(t *testing.T) {
+	var calls []struct {
+		ev   wire.WatcherEvent
+		zxid int64
+		ws   []Watcher
+	}
+	fanned := 0
+	m := New(Options{
+		Deliver: func(ev wire.WatcherEvent, zxid int64, ws []Watcher) {
+			calls = append(calls, struct {
+				ev   wire.WatcherEvent
+				zxid int64
+				ws   []Watcher
+			}{ev, zxid, append([]Watcher(nil), ws...)})
+		},
+		OnFanout: func(_ wire.EventType, _ string, n int) { fanned += n },
+	})
+	ws := fakes(40)
+	for _, w := range ws {
+		require.NoError(t, m.AddData("/x", w))
+	}
+	require.NoError(t, m.AddChild("/x", ws[0]))
+	require.NoError(t, m.AddChild("/x", newFake(99)))
+
+	require.Equal(t, 41, m.Trigger(7, "/x", deleted))
+	require.Len(t, calls, 1)
+	got := calls[0]
+	require.Equal(t, wire.WatcherEvent{Type: deleted, State: wire.StateSyncConnected, Path: "/x"}, got.ev)
+	require.Equal(t, int64(7), got.zxid)
+	require.Len(t, got.ws, 41)
+	seen := map[Watcher]int{}
+	for _, w := range got.ws {
+		seen[w]++
+	}
+	require.Len(t, seen, 41, "a watcher was delivered twice")
+	for _, w := range ws {
+		require.Equal(t, 1, seen[w])
+		require.Empty(t, w.take(t), "Notify was called besides Deliver")
+	}
+	require.Equal(t, 41, fanned)
+	require.Equal(t, uint64(41), m.Stats().Notifications)
+	requireEmpty(t, m)
+
+	require.Zero(t, m.Trigger(8, "/x", changed), "the one-shot watches were consumed")
+	require.Len(t, calls, 1, "Deliver was called for a change nobody watches")
+}

@@ -42,6 +42,13 @@ type Options struct {
 	// at once (a setWatches replay finding a change), without the lock
 	// held: those events are notifications too, but not a fan-out.
 	OnImmediate func(typ wire.EventType)
+	// Deliver, if set, replaces Trigger's Notify calls: it is called once
+	// per Trigger that notifies anyone, without the lock held, with every
+	// watcher to notify in the order Notify would have been called. It
+	// lets a server encode one event once for all its watchers and hand
+	// them to its writers in batches. ws is only valid during the call;
+	// Deliver must not block.
+	Deliver func(ev wire.WatcherEvent, zxid int64, ws []Watcher)
 }
 
 // ErrTooManyWatches is returned by the Add methods and Restore when a
@@ -101,7 +108,8 @@ type Manager struct {
 	triggers    uint64
 	triggersHit uint64
 
-	pool sync.Pool // *[]*wstate buffers for Trigger
+	pool  sync.Pool // *[]*wstate buffers for Trigger
+	wpool sync.Pool // *[]Watcher buffers for Options.Deliver
 }
 
 // New returns an empty Manager. Options are optional; if several are
@@ -121,11 +129,15 @@ func New(opts ...Options) *Manager {
 		if o.OnImmediate != nil {
 			m.opts.OnImmediate = o.OnImmediate
 		}
+		if o.Deliver != nil {
+			m.opts.Deliver = o.Deliver
+		}
 	}
 	for i := range m.tables {
 		m.tables[i].watches = make(map[string]map[*wstate]mode)
 	}
 	m.pool.New = func() any { b := make([]*wstate, 0, 16); return &b }
+	m.wpool.New = func() any { b := make([]Watcher, 0, 16); return &b }
 	return m
 }
 
@@ -216,16 +228,25 @@ func (m *Manager) addLocked(ti int, path string, s *wstate, md mode) {
 // keeps its record (a one-shot watcher usually re-registers at once) until
 // RemoveWatcher.
 func (m *Manager) removeLocked(ti int, path string, s *wstate, mask mode) bool {
-	t := &m.tables[ti]
-	set := t.watches[path]
+	set := m.tables[ti].watches[path]
 	old := set[s]
 	if old&mask == 0 {
 		return false
 	}
+	m.dropLocked(ti, path, set, s, old, mask)
+	return true
+}
+
+// dropLocked removes the modes in mask (some of them in old, the entry's
+// modes) from (path, s) in table ti, whose set of path's watchers is set.
+// Trigger calls it while ranging over set: it deletes only s's entry, and
+// path's entry once set is empty.
+func (m *Manager) dropLocked(ti int, path string, set map[*wstate]mode, s *wstate, old, mask mode) {
+	t := &m.tables[ti]
 	t.countModes(old&mask, -1)
 	if nw := old &^ mask; nw != 0 {
 		set[s] = nw
-		return true
+		return
 	}
 	delete(set, s)
 	if len(set) == 0 {
@@ -236,7 +257,6 @@ func (m *Manager) removeLocked(ti int, path string, s *wstate, mask mode) bool {
 	if s.count() == 0 {
 		m.active--
 	}
-	return true
 }
 
 func (t *table) countModes(md mode, d int) {
