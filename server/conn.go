@@ -169,15 +169,28 @@ func (c *conn) Closed() bool { return c.closing.Load() }
 // Notify implements watch.Watcher: it queues a notification (xid -1)
 // without blocking.
 func (c *conn) Notify(ev wire.WatcherEvent, zxid int64) {
+	if c.queueNotification(encodeNotification(ev, zxid), zxid) {
+		c.s.notifier.add(c)
+	}
+}
+
+// encodeNotification returns ev's frame: the same bytes for every
+// watcher of one change (a chroot is the client's business).
+func encodeNotification(ev wire.WatcherEvent, zxid int64) []byte {
 	var e wire.Encoder
 	start := e.BeginFrame()
 	(&wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}).Encode(&e)
 	ev.Encode(&e)
 	e.EndFrame(start)
-	if c.queueEvent(e.Bytes(), zxid) {
-		c.s.notifier.add(c)
-	}
+	return e.Bytes()
+}
+
+// queueNotification queues an encoded notification (frame is shared and
+// never modified) and reports whether c's buffer is now for a notifier
+// goroutine to write.
+func (c *conn) queueNotification(frame []byte, zxid int64) bool {
 	c.stats.notifications.Add(1)
+	return c.queueEvent(frame, zxid)
 }
 
 // enqueue appends an encoded frame to the outbound buffer and wakes the

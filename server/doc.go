@@ -11,9 +11,11 @@
 //     overtakes the reply to a request read before its change; a write's
 //     own events come just before its reply (eventorder.go). A read sees every
 //     write sent before it on its connection and none sent after. A watch
-//     notification is queued before any reply that shows the change; a
-//     few notifier goroutines write queued notifications without blocking
-//     (notifier.go), each connection's writer goroutine everything else. A
+//     notification is queued before any reply that shows the change (a
+//     change's event is encoded once and queued on all its watchers'
+//     connections inside Apply); a few notifier goroutines write queued
+//     notifications without blocking (notifier.go), each connection's
+//     writer goroutine everything else. A
 //     session re-attached to the same node keeps that order across its
 //     connections (sessionorder.go).
 //   - A write is acknowledged once applied by the node the client is

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/watch"
 )
 
 // notifier writes watch notifications to their connections' sockets.
@@ -50,12 +53,16 @@ func (n *notifier) run() {
 			return
 		case <-n.wake:
 		}
+		var mine [notifyTake]*conn
 		for {
-			c := n.next()
-			if c == nil {
+			cs := n.take(mine[:0])
+			if len(cs) == 0 {
 				break
 			}
-			n.writer(c)
+			for _, c := range cs {
+				n.writer(c)
+			}
+			clear(cs)
 		}
 	}
 }
@@ -65,33 +72,86 @@ func (n *notifier) add(c *conn) {
 	n.mu.Lock()
 	n.queue = append(n.queue, c)
 	n.mu.Unlock()
+	n.poke()
+}
+
+// addAll queues cs for writes, under one lock and with one wake-up.
+func (n *notifier) addAll(cs []*conn) {
+	if len(cs) == 0 {
+		return
+	}
+	n.mu.Lock()
+	n.queue = append(n.queue, cs...)
+	n.mu.Unlock()
+	n.poke()
+}
+
+// poke wakes a notifier goroutine unless one is already due to wake.
+func (n *notifier) poke() {
 	select {
 	case n.wake <- struct{}{}:
 	default:
 	}
 }
 
-// next takes one queued connection, or nil. When more remain it passes
-// the wake-up on, so a second goroutine joins a large fan-out.
-func (n *notifier) next() *conn {
+// take moves up to notifyTake queued connections into buf, at most half
+// of the queue (rounded up) so a second goroutine has its share, and
+// returns them (none when the queue is empty). When some remain it
+// passes the wake-up on, so a second goroutine joins a large fan-out.
+func (n *notifier) take(buf []*conn) []*conn {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.queue) == 0 {
 		if cap(n.queue) > notifyQueueKeep {
 			n.queue = nil
 		}
-		return nil
+		return buf
 	}
-	c := n.queue[0]
-	n.queue[0] = nil
-	n.queue = n.queue[1:]
+	k := min(notifyTake, (len(n.queue)+1)/2)
+	buf = append(buf, n.queue[:k]...)
+	clear(n.queue[:k])
+	n.queue = n.queue[k:]
 	if len(n.queue) > 0 {
-		select {
-		case n.wake <- struct{}{}:
-		default:
+		n.poke()
+	}
+	return buf
+}
+
+// notifyTake is the most connections a notifier goroutine takes from the
+// queue at once: fewer trips through the lock that Raft's apply
+// goroutine, queueing, contends for.
+const notifyTake = 16
+
+// notifyBatch is how many connections deliver queues before handing
+// them to the notifier at once (the first one goes alone, so writing
+// starts while the rest are queued).
+const notifyBatch = 16
+
+// deliver is the watch registry's Options.Deliver. It runs inside Apply
+// (onApply), so every notification is queued before the change is
+// readable: the event is encoded once, queued on each watcher's
+// connection in order, and the connections go to the notifier in
+// batches.
+func (s *Server) deliver(ev wire.WatcherEvent, zxid int64, ws []watch.Watcher) {
+	frame := encodeNotification(ev, zxid)
+	var batch [notifyBatch]*conn
+	k, limit := 0, 1
+	for _, w := range ws {
+		c, ok := w.(*conn)
+		if !ok {
+			w.Notify(ev, zxid)
+			continue
+		}
+		if !c.queueNotification(frame, zxid) {
+			continue
+		}
+		batch[k] = c
+		if k++; k == limit {
+			s.notifier.addAll(batch[:k])
+			k, limit = 0, notifyBatch
 		}
 	}
-	return c
+	s.notifier.addAll(batch[:k])
 }
 
 // notifyQueueKeep is the largest queue capacity the notifier keeps once

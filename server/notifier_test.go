@@ -14,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/watch"
 )
 
 // tcpPair returns both ends of a loopback TCP connection.
@@ -207,4 +210,56 @@ func notifierGoroutines() int {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	return strings.Count(string(buf), "(*notifier).run(")
+}
+
+// recordingWatcher is a watch.Watcher that is not a connection.
+type recordingWatcher struct{ got []wire.WatcherEvent }
+
+func (r *recordingWatcher) Notify(ev wire.WatcherEvent, _ int64) { r.got = append(r.got, ev) }
+func (r *recordingWatcher) SessionID() int64                     { return 1 }
+
+// deliver queues the one encoded event on every watcher's connection and
+// hands each connection to the notifier once, in order, across batches;
+// a connection owing an earlier reply holds the event instead (it goes
+// out after that reply), and a watcher that is not a connection is
+// notified directly.
+func TestDeliverQueuesTheEventOnEveryConnection(t *testing.T) {
+	s := &Server{cfg: DefaultConfig()}
+	s.notifier = newNotifier(make(chan struct{})) // no goroutines: the queue stays
+	ev := wire.WatcherEvent{Type: wire.EventNodeDataChanged, State: wire.StateSyncConnected, Path: "/herd/node"}
+	const zxid = 0x100000007
+	frame := encodeNotification(ev, zxid)
+
+	conns := make([]*conn, 3*notifyBatch+5)
+	ws := make([]watch.Watcher, 0, len(conns)+1)
+	for i := range conns {
+		conns[i] = newConn(s, nil, "127.0.0.1")
+		ws = append(ws, conns[i])
+	}
+	busy := conns[7]
+	busy.repliesQueued.Add(1) // a request read, its reply not queued yet
+	other := &recordingWatcher{}
+	ws = append(ws[:3], append([]watch.Watcher{other}, ws[3:]...)...)
+
+	s.deliver(ev, zxid, ws)
+
+	var want []*conn
+	for _, c := range conns {
+		if c == busy {
+			assert.Empty(t, c.out)
+			require.Len(t, c.held, 1)
+			assert.Equal(t, frame, c.held[0].frame)
+			continue
+		}
+		assert.Equal(t, frame, c.out)
+		assert.Equal(t, int64(1), c.stats.notifications.Load())
+		want = append(want, c)
+	}
+	assert.Equal(t, want, s.notifier.queue)
+	assert.Equal(t, []wire.WatcherEvent{ev}, other.got)
+
+	// The frame is what Notify queues for one connection.
+	c := newConn(s, nil, "127.0.0.1")
+	c.Notify(ev, zxid)
+	assert.Equal(t, frame, c.out)
 }

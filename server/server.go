@@ -107,7 +107,7 @@ func New(cfg Config) (*Server, error) {
 			s.notifier.run()
 		}()
 	}
-	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout,
+	s.watches = watch.New(watch.Options{MaxWatchesPerWatcher: cfg.MaxWatchesPerSession, OnFanout: s.onFanout, Deliver: s.deliver,
 		OnImmediate: s.onImmediate})
 	s.metrics = newMetrics(s)
 	s.tracker = session.NewTracker(cfg.TickTime, cfg.Clock)
