@@ -144,6 +144,33 @@ func (c *Cluster) Partition(i int) {
 	c.net.isolate(c.peers[i].ID, ids)
 }
 
+// PartitionRing cuts the cluster into Jepsen's "majorities ring": the
+// nodes, in the order given (all of them, by index, when order is empty),
+// form a ring, and each keeps only its links to the nodes at most
+// ⌈⌊n/2⌋/2⌉ steps away around it. With five nodes each node then talks
+// to its two neighbours only: every node sees a majority (itself and
+// them), and no two nodes see the same one, so a leader keeps its quorum
+// while the nodes beyond its neighbours never hear from it. With three
+// nodes nothing is cut. Heal undoes it.
+func (c *Cluster) PartitionRing(order ...int) {
+	if len(order) == 0 {
+		for i := range c.peers {
+			order = append(order, i)
+		}
+	}
+	n := len(order)
+	keep := (n/2 + 1) / 2
+	var links [][2]string
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			if d := min(b-a, n-(b-a)); d > keep {
+				links = append(links, [2]string{c.peers[order[a]].ID, c.peers[order[b]].ID})
+			}
+		}
+	}
+	c.net.cutLinks(links)
+}
+
 // Slow delays every message node i sends to or receives from the other
 // nodes by d (a slow or congested link; a write waits d before it goes).
 // Heal undoes it.

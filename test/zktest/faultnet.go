@@ -84,11 +84,21 @@ func (n *faultNet) track(a, b string, c net.Conn) *faultConn {
 
 // isolate cuts every link between node and the others.
 func (n *faultNet) isolate(node string, others []string) {
-	n.mu.Lock()
+	var links [][2]string
 	for _, o := range others {
 		if o != node {
-			n.cut[link(node, o)] = true
+			links = append(links, link(node, o))
 		}
+	}
+	n.cutLinks(links)
+}
+
+// cutLinks cuts the given links (pairs of node ids) and breaks the
+// connections open on them.
+func (n *faultNet) cutLinks(links [][2]string) {
+	n.mu.Lock()
+	for _, l := range links {
+		n.cut[link(l[0], l[1])] = true
 	}
 	var doomed []*faultConn
 	for c := range n.conns {
