@@ -4,9 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-	"github.com/go-zookeeper/zk"
-	"github.com/paddockzk/paddock/test/zktest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,10 +14,7 @@ func TestLinearizableUnderMembershipChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault test")
 	}
-	c := zktest.StartCluster(t, 3, zktest.WithTickTime(500*time.Millisecond))
-	setup, _ := connect(t, c.Servers())
-	_, err := setup.Create("/lin", nil, 0, zk.WorldACL(zk.PermAll))
-	require.NoError(t, err)
+	c := startLinCluster(t, 3)
 
 	h, finish := startClients(t, c.Servers(), 1)
 	pause := func() { time.Sleep(400 * time.Millisecond) } // traffic between the changes
@@ -44,18 +38,5 @@ func TestLinearizableUnderMembershipChanges(t *testing.T) {
 			live = append(live, i)
 		}
 	}
-	var addrs []string
-	for _, i := range live {
-		addrs = append(addrs, c.Node(i).Addr())
-	}
-	final, _ := connect(t, addrs)
-	finalReads(t, h, final)
-	res := porcupine.CheckOperationsTimeout(znodeModel, h.ops, 60*time.Second)
-	require.NotEqual(t, porcupine.Illegal, res, "history is not linearizable")
-	want := c.Node(c.Leader()).Server().FSM()
-	for _, i := range live {
-		f := c.Node(i).Server().FSM()
-		eventually(t, "replica digests converge", func() bool { return f.Digest() == want.Digest() })
-		require.NoError(t, f.Check())
-	}
+	checkHistory(t, h, c, live)
 }
