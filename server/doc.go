@@ -15,9 +15,8 @@
 //     change's event is encoded once and queued on all its watchers'
 //     connections inside Apply); a few notifier goroutines write queued
 //     notifications without blocking (notifier.go), each connection's
-//     writer goroutine everything else. A
-//     session re-attached to the same node keeps that order across its
-//     connections (sessionorder.go).
+//     writer goroutine everything else. A session re-attached to the same
+//     node keeps that order across its connections (sessionorder.go).
 //   - A write is acknowledged once applied by the node the client is
 //     connected to; with a data dir it is then on disk on a quorum (fsync
 //     unless cfg.NoSync). Followers forward writes to the leader, tagged,

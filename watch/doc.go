@@ -36,9 +36,9 @@
 //     watcher, before returning (or, with Options.Deliver, Deliver once
 //     with all of them, so one event is encoded once). Notify and Deliver
 //     must not block (the connection enqueues the event) and may call back
-//     into the Manager. Events of
-//     successive Trigger calls are delivered in call order; callers that want
-//     that order must serialize their Trigger calls (the fsm apply loop does).
+//     into the Manager. Events of successive Trigger calls are delivered in
+//     call order; callers that want that order must serialize their Trigger
+//     calls (the fsm apply loop does).
 //     A watcher removed concurrently with a Trigger may still receive that
 //     Trigger's event.
 //
