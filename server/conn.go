@@ -177,10 +177,11 @@ func (c *conn) Notify(ev wire.WatcherEvent, zxid int64) {
 // encodeNotification returns ev's frame: the same bytes for every
 // watcher of one change (a chroot is the client's business).
 func encodeNotification(ev wire.WatcherEvent, zxid int64) []byte {
-	var e wire.Encoder
+	// length, reply header (xid, zxid, err), event (type, state, path)
+	e := wire.NewEncoder(make([]byte, 0, 4+16+12+len(ev.Path)))
 	start := e.BeginFrame()
-	(&wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}).Encode(&e)
-	ev.Encode(&e)
+	(&wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}).Encode(e)
+	ev.Encode(e)
 	e.EndFrame(start)
 	return e.Bytes()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"log/slog"
 	"net"
@@ -229,6 +230,15 @@ func TestDeliverQueuesTheEventOnEveryConnection(t *testing.T) {
 	ev := wire.WatcherEvent{Type: wire.EventNodeDataChanged, State: wire.StateSyncConnected, Path: "/herd/node"}
 	const zxid = 0x100000007
 	frame := encodeNotification(ev, zxid)
+	d := wire.NewDecoder(frame[4:])
+	var h wire.ReplyHeader
+	var got wire.WatcherEvent
+	require.NoError(t, h.Decode(d))
+	require.NoError(t, got.Decode(d))
+	require.Equal(t, wire.ReplyHeader{Xid: wire.XidNotification, Zxid: zxid, Err: wire.OK}, h)
+	require.Equal(t, ev, got)
+	require.Equal(t, len(frame)-4, int(binary.BigEndian.Uint32(frame)), "the frame's length prefix")
+	require.Zero(t, d.Remaining(), "trailing bytes after the event")
 
 	conns := make([]*conn, 3*notifyBatch+5)
 	ws := make([]watch.Watcher, 0, len(conns)+1)
