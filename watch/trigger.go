@@ -134,13 +134,21 @@ func (c *collector) walk(ti int, path string, typ wire.EventType) {
 	m := c.m
 	t := &m.tables[ti]
 	if set := t.watches[path]; set != nil {
+		oneShot := true // every entry is a standard watch alone
 		for s, md := range set {
 			if md == modeRecursive && typ == wire.EventNodeChildrenChanged {
 				continue // cannot happen (recursive lives in the data table); kept for safety
 			}
 			c.add(s)
-			if md&modeStandard != 0 {
-				m.dropLocked(ti, path, set, s, md, modeStandard)
+			oneShot = oneShot && md == modeStandard
+		}
+		if oneShot {
+			m.dropPathLocked(ti, path, set)
+		} else {
+			for s, md := range set {
+				if md&modeStandard != 0 {
+					m.dropLocked(ti, path, set, s, md, modeStandard)
+				}
 			}
 		}
 	}

@@ -307,3 +307,31 @@ func TestDeliverGetsEveryWatcherOnceInOneCall(t *testing.T) {
 	require.Zero(t, m.Trigger(8, "/x", changed), "the one-shot watches were consumed")
 	require.Len(t, calls, 1, "Deliver was called for a change nobody watches")
 }
+
+// A change that fires only one-shot watches drops its path's entry at
+// once, and one that also meets a persistent watch drops them one by
+// one; either way the registry's counts and reverse index end as if each
+// watch were removed alone.
+func TestTriggerDropsOneShotSetsWhole(t *testing.T) {
+	m := New()
+	ws := fakes(4)
+	require.NoError(t, m.AddData("/one", ws[0]))
+	require.NoError(t, m.AddData("/one", ws[1]))
+	require.NoError(t, m.AddData("/other", ws[1])) // ws[1] keeps a watch
+	require.NoError(t, m.AddData("/mixed", ws[2]))
+	require.NoError(t, m.AddPersistent("/mixed", ws[3], false))
+
+	require.Equal(t, 2, m.Trigger(1, "/one", changed))
+	st := m.Stats()
+	require.Equal(t, 2, st.DataWatches, "/other and ws[2]'s on /mixed")
+	require.Equal(t, 1, st.PersistentWatches)
+	require.Equal(t, 3, st.Watchers, "ws[0] holds nothing now")
+	require.Equal(t, map[string][]int64{"/other": {101}, "/mixed": {102, 103}}, m.ByPath())
+	require.Zero(t, m.Trigger(2, "/one", changed), "the one-shot watches were consumed")
+
+	require.Equal(t, 2, m.Trigger(3, "/mixed", changed))
+	require.Equal(t, 1, m.Trigger(4, "/mixed", changed), "the persistent watch stays")
+	require.Equal(t, 1, m.Trigger(5, "/other", changed))
+	m.RemoveWatcher(ws[3])
+	requireEmpty(t, m)
+}

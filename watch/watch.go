@@ -259,6 +259,22 @@ func (m *Manager) dropLocked(ti int, path string, set map[*wstate]mode, s *wstat
 	}
 }
 
+// dropPathLocked removes path's entry from table ti at once, when set,
+// its watchers, holds standard watches only (a one-shot fan-out firing):
+// no per-watcher delete from set.
+func (m *Manager) dropPathLocked(ti int, path string, set map[*wstate]mode) {
+	t := &m.tables[ti]
+	delete(t.watches, path)
+	t.nmode[0] -= len(set) // modeStandard's count (modeBits order)
+	t.pairs -= len(set)
+	for s := range set {
+		delete(s.paths[ti], path)
+		if s.count() == 0 {
+			m.active--
+		}
+	}
+}
+
 func (t *table) countModes(md mode, d int) {
 	for i, b := range modeBits {
 		if md&b != 0 {
