@@ -62,6 +62,30 @@ func BenchmarkTrigger(b *testing.B) {
 	}
 }
 
+// BenchmarkTriggerFire measures one Trigger firing N one-shot watches
+// alone: the re-registrations run with the timer stopped, so this is
+// what the apply loop spends in the registry for a herd (collecting and
+// dropping the watches), without delivery.
+func BenchmarkTriggerFire(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m := New(Options{Deliver: func(wire.WatcherEvent, int64, []Watcher) {}})
+			ws := nops(n)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for _, w := range ws {
+					_ = m.AddData("/lock/n1", w)
+				}
+				b.StartTimer()
+				if got := m.Trigger(int64(i), "/lock/n1", wire.EventNodeDataChanged); got != n {
+					b.Fatalf("notified %d, want %d", got, n)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkTriggerNoWatchers measures a change nobody watches (the common
 // case for most writes); it must not allocate. "recursive-elsewhere" pays
 // for the ancestor walk that a recursive watch anywhere enables.
