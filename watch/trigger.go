@@ -136,11 +136,11 @@ func (c *collector) walk(ti int, path string, typ wire.EventType) {
 	if set := t.watches[path]; set != nil {
 		oneShot := true // every entry is a standard watch alone
 		for s, md := range set {
+			oneShot = oneShot && md == modeStandard
 			if md == modeRecursive && typ == wire.EventNodeChildrenChanged {
 				continue // cannot happen (recursive lives in the data table); kept for safety
 			}
 			c.add(s)
-			oneShot = oneShot && md == modeStandard
 		}
 		if oneShot {
 			m.dropPathLocked(ti, path, set)

@@ -265,7 +265,7 @@ func (m *Manager) dropLocked(ti int, path string, set map[*wstate]mode, s *wstat
 func (m *Manager) dropPathLocked(ti int, path string, set map[*wstate]mode) {
 	t := &m.tables[ti]
 	delete(t.watches, path)
-	t.nmode[0] -= len(set) // modeStandard's count (modeBits order)
+	t.countModes(modeStandard, -len(set))
 	t.pairs -= len(set)
 	for s := range set {
 		delete(s.paths[ti], path)
