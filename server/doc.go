@@ -44,8 +44,10 @@
 //   - A cluster leader writes its log while Raft replicates it (leaderlog.go;
 //     cfg.SyncLeaderLog for Raft's order), and no node applies an entry
 //     before the leader's copy is durable: the leader's FSM waits for it,
-//     and the commit index sent to followers stops short of it. If that
-//     write fails the server stops itself (Failed, Err).
+//     and the commit index sent to followers stops short of it.
+//   - A failed write of the Raft log, in any role (a full disk), stops the
+//     server (Failed, Err; failstop.go): the store may take no write again
+//     until reopened, and a restart reopens it.
 //   - Sessions are global; only the leader expires them; a new leader gives
 //     every session a fresh timeout.
 //   - Bad input gets an error code or a closed connection, never a panic;

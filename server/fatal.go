@@ -1,12 +1,14 @@
 package server
 
-// fail records err and stops the server: called when the leader's Raft
-// log write fails (leaderLog). Raft was told the entries were stored, so
-// serving on could lose or reorder acknowledged writes; ZooKeeper and etcd
-// exit on a failed log write for the same reason.
+// fail records err and stops the server: called when a write of the
+// Raft log fails (failStopLog in every role; leaderLog for the leader's
+// queued writes, which Raft was told were stored). Serving on could lose
+// or reorder acknowledged writes, or, with a store that does not recover,
+// take no write ever again; ZooKeeper and etcd exit on a failed log
+// write for the same reasons.
 func (s *Server) fail(err error) {
 	s.failOnce.Do(func() {
-		s.log.Error("stopping the server: Raft log write failed", "err", err)
+		s.log.Error("stopping the server", "err", err)
 		s.failure = err
 		close(s.failed)
 	})
@@ -22,8 +24,9 @@ func (s *Server) stopOnFailure() {
 }
 
 // Failed is closed when the server stopped itself after an error it
-// cannot recover from (a failed write of the Raft log); Err returns the
-// error. A process serving one Server should exit then.
+// cannot recover from (a failed write of the Raft log, such as a full
+// disk); Err returns the error. A process serving one Server should exit
+// then.
 func (s *Server) Failed() <-chan struct{} { return s.failed }
 
 // Err returns the error the server stopped itself for, once Failed is

@@ -247,3 +247,42 @@ func TestClusterLeaderWriteFailureStopsTheServer(t *testing.T) {
 		}
 	}
 }
+
+// A follower whose log write fails stops too (failStopLog): Raft would
+// only answer the leader with a failure and take the next AppendEntries
+// on the same store. The other two commit the write and go on.
+func TestClusterFollowerWriteFailureStopsIt(t *testing.T) {
+	servers, stores := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	f := (l + 1) % len(servers)
+	stores[f].hold.Store(true)
+	created := make(chan error, 1)
+	go func() {
+		_, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
+			Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/x", ACL: wire.OpenACLUnsafe}}})
+		created <- err
+	}()
+	boom := errors.New("disk on fire")
+	select {
+	case stores[f].release <- boom:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower never wrote the create")
+	}
+	select {
+	case <-servers[f].Failed():
+		require.ErrorIs(t, servers[f].Err(), boom)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not stop after its log write failed")
+	}
+	select {
+	case err := <-created:
+		require.NoError(t, err, "the leader and the other follower did not commit the write")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create never returned")
+	}
+	for i, s := range servers {
+		if i != f {
+			require.NoError(t, s.Err(), "node %d failed", i)
+		}
+	}
+}

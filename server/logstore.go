@@ -60,8 +60,9 @@ func logStoreKind(cfg *Config) string {
 }
 
 // openLogStore opens the Raft log and stable store in cfg.logDir(): the
-// data dir, or the log dir (zoo.cfg dataLogDir).
-func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, error) {
+// data dir, or the log dir (zoo.cfg dataLogDir). errs (if not nil) records
+// the errors of file operations the store runs in the background.
+func openLogStore(cfg *Config, errs *fileErrors) (raft.LogStore, raft.StableStore, io.Closer, error) {
 	if err := checkLogDir(cfg); err != nil {
 		return nil, nil, nil, err
 	}
@@ -89,7 +90,10 @@ func openLogStore(cfg *Config) (raft.LogStore, raft.StableStore, io.Closer, erro
 	if size <= 0 {
 		size = DefaultWALSegmentSize
 	}
-	vfs := walVFS{VFS: walfs.New(), noSync: cfg.NoSync}
+	vfs := walVFS{VFS: walfs.New(), noSync: cfg.NoSync, errs: errs}
+	if cfg.hooks != nil {
+		vfs.createHook = cfg.hooks.createSegment
+	}
 	// raft-wal's Close leaves the meta store (a bbolt file) open and
 	// locked; closing it ourselves lets a server reopen its data dir.
 	meta := &metadb.BoltMetaDB{}
@@ -113,14 +117,32 @@ func (c walCloser) Close() error {
 }
 
 // walVFS is raft-wal's file system with fsync optionally skipped
-// (Config.NoSync); raft-wal itself always syncs.
+// (Config.NoSync); raft-wal itself always syncs. It records the errors of
+// segment creation, which raft-wal runs in the background and only logs
+// ("rotate error"), so that the failed append that follows can name the
+// cause (failStopLog).
 type walVFS struct {
 	types.VFS
 	noSync bool
+	errs   *fileErrors
+	// createHook (tests only) fails a segment's creation with its error.
+	createHook func(name string) error
 }
 
 func (v walVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
-	f, err := v.VFS.Create(dir, name, size)
+	var (
+		f   types.WritableFile
+		err error
+	)
+	if v.createHook != nil {
+		err = v.createHook(name)
+	}
+	if err == nil {
+		f, err = v.VFS.Create(dir, name, size)
+	}
+	if err != nil && v.errs != nil {
+		v.errs.record(fmt.Errorf("create segment %s: %w", name, err))
+	}
 	return v.wrap(f, err)
 }
 

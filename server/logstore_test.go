@@ -79,7 +79,7 @@ func TestLogStoresKeepAppendedAt(t *testing.T) {
 		t.Run(store, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.DataDir, cfg.LogStore, cfg.NoSync = t.TempDir(), store, true
-			logs, _, closer, err := openLogStore(&cfg)
+			logs, _, closer, err := openLogStore(&cfg, nil)
 			require.NoError(t, err)
 			defer closer.Close()
 			at := time.UnixMilli(1_700_000_123_456).Add(789 * time.Microsecond)

@@ -65,8 +65,8 @@ func standaloneRaftConfig(cfg *Config) *raft.Config {
 
 // startRaft creates the stores (in memory, or raft-boltdb and file
 // snapshots under cfg.DataDir), bootstraps a single-voter configuration on
-// first start, and starts Raft. fail is called if the leader's log write
-// fails (leaderLog); the server must stop. A cluster node's forwarder
+// first start, and starts Raft. fail is called if a write of the Raft log
+// fails (failStopLog, leaderLog); the server must stop. A cluster node's forwarder
 // (nil standalone) learns of each tagged entry it applies (fwdlocal.go).
 func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail func(error)) (*raftNode, error) {
 	rc := standaloneRaftConfig(cfg)
@@ -82,19 +82,21 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 	parallel := parallelLeaderLog(cfg)
 	switch {
 	case cfg.DataDir == "" && cfg.Stores != nil:
-		logs, stable, snaps = cfg.Stores.Logs, cfg.Stores.Stable, cfg.Stores.Snaps
+		logs, stable, snaps = newFailStopLog(cfg.Stores.Logs, fail, nil), cfg.Stores.Stable, cfg.Stores.Snaps
 	case cfg.DataDir == "":
 		st := NewMemoryStores()
-		logs, stable, snaps = st.Logs, st.Stable, st.Snaps
+		logs, stable, snaps = newFailStopLog(st.Logs, fail, nil), st.Stable, st.Snaps
 	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, err
 		}
-		ls, st, closer, err := openLogStore(cfg)
+		var fileErrs fileErrors
+		ls, st, closer, err := openLogStore(cfg, &fileErrs)
 		if err != nil {
 			return nil, err
 		}
 		n.closer = append(n.closer, closer)
+		ls = newFailStopLog(ls, fail, fileErrs.lastErr)
 		fss, err := raft.NewFileSnapshotStore(cfg.DataDir, 2, io.Discard)
 		if err != nil {
 			n.close()

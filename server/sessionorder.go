@@ -25,6 +25,9 @@ type testHooks struct {
 	beforeBind     func(session int64) // a handshake is about to bind its session
 	// beforeGoneClose: sessionGone is about to queue the connection's close
 	beforeGoneClose func()
+	// createSegment: a raft-wal segment file is about to be created; an
+	// error fails the creation (a full disk).
+	createSegment func(name string) error
 }
 
 // addReader records that c reads requests of session id.

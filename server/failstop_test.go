@@ -1,0 +1,124 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// A full disk: raft-wal cannot create its next segment file, and refuses
+// every append after that ("segment is sealed"). The server stops
+// itself, naming the cause, instead of serving on without ever taking a
+// write again; the write it could not store is not acknowledged; and a server
+// reopened on the same dir, with space again, keeps every acknowledged
+// write and takes new ones.
+func TestFullDiskStopsTheServerAndARestartRecovers(t *testing.T) {
+	var full atomic.Bool
+	cfg := DefaultConfig()
+	cfg.Port = 0
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.DataDir = t.TempDir()
+	cfg.WALSegmentSize = 64 << 10 // a few writes fill a segment
+	cfg.hooks = &testHooks{createSegment: func(string) error {
+		if full.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	}}
+	s, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+
+	data := make([]byte, 4<<10)
+	create := func(srv *Server, i int) (string, error) {
+		path := fmt.Sprintf("/n-%04d", i)
+		res, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
+			Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, Data: data, ACL: wire.OpenACLUnsafe}}})
+		if err == nil && res.Err != wire.OK {
+			err = fmt.Errorf("create %s: %v", path, res.Err)
+		}
+		return path, err
+	}
+	var acked []string
+	i := 0
+	for ; i < 5; i++ {
+		path, err := create(s, i)
+		require.NoError(t, err)
+		acked = append(acked, path)
+	}
+	full.Store(true)
+	deadline := time.Now().Add(30 * time.Second)
+	for ; ; i++ {
+		path, err := create(s, i)
+		if err != nil {
+			break
+		}
+		acked = append(acked, path)
+		require.True(t, time.Now().Before(deadline), "writes still succeed with no room for a segment")
+	}
+	select {
+	case <-s.Failed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop after its log write failed")
+	}
+	require.ErrorIs(t, s.Err(), syscall.ENOSPC, "the error does not name the full disk")
+	require.NoError(t, s.Close())
+
+	full.Store(false)
+	s2, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s2.Close() })
+	for _, path := range acked {
+		_, ok := s2.FSM().Exists(path)
+		require.True(t, ok, "acknowledged %s lost", path)
+	}
+	_, err = create(s2, i+1)
+	require.NoError(t, err, "the reopened server takes no write")
+	require.NoError(t, s2.Err())
+}
+
+// failStopLog stops the server on a failed append, whatever the store,
+// and passes Raft's monotonic-log question through.
+func TestFailStopLogStopsOnAFailedAppend(t *testing.T) {
+	var failed []error
+	boom := errors.New("disk on fire")
+	store := &failingLogs{InmemStore: raft.NewInmemStore()}
+	l := newFailStopLog(store, func(err error) { failed = append(failed, err) }, func() error { return boom })
+	require.NoError(t, l.StoreLog(&raft.Log{Index: 1}))
+	require.Empty(t, failed)
+	store.err = syscall.EIO
+	err := l.StoreLogs([]*raft.Log{{Index: 2}})
+	require.ErrorIs(t, err, syscall.EIO)
+	require.ErrorIs(t, err, boom, "the store's last file error is not named")
+	require.Len(t, failed, 1)
+	require.ErrorIs(t, failed[0], syscall.EIO)
+	require.False(t, l.IsMonotonic())
+	store.monotonic = true
+	require.True(t, l.IsMonotonic())
+}
+
+// failingLogs is an in-memory log store whose appends fail with err.
+type failingLogs struct {
+	*raft.InmemStore
+	err       error
+	monotonic bool
+}
+
+func (f *failingLogs) StoreLogs(logs []*raft.Log) error {
+	if f.err != nil {
+		return f.err
+	}
+	return f.InmemStore.StoreLogs(logs)
+}
+
+func (f *failingLogs) IsMonotonic() bool { return f.monotonic }
