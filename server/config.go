@@ -68,6 +68,11 @@ const (
 	DefaultReattachWait = DefaultProposeTimeout
 	// DefaultSnapshotThreshold is how many log entries trigger a snapshot.
 	DefaultSnapshotThreshold = 100000
+	// DefaultSnapshotInterval is how often Raft checks the snapshot
+	// threshold (it waits between once and twice this).
+	DefaultSnapshotInterval = 2 * time.Minute
+	// MinSnapshotInterval is the shortest SnapshotInterval Raft accepts.
+	MinSnapshotInterval = 5 * time.Millisecond
 )
 
 // DefaultFourLetterWords is the 4lw whitelist when none is configured.
@@ -271,7 +276,7 @@ func DefaultConfig() Config {
 		ReapInterval:       DefaultReapInterval,
 		MaxReapPerInterval: DefaultMaxReapPerInterval,
 		SnapshotThreshold:  DefaultSnapshotThreshold,
-		SnapshotInterval:   2 * time.Minute,
+		SnapshotInterval:   DefaultSnapshotInterval,
 		FanoutLogThreshold: DefaultFanoutLogThreshold,
 	}
 }
@@ -288,6 +293,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LogStore != LogStoreAuto && c.LogStore != LogStoreWAL && c.LogStore != LogStoreBolt {
 		errs = append(errs, fmt.Errorf("unknown log store %q (want %q or %q)", c.LogStore, LogStoreWAL, LogStoreBolt))
+	}
+	if c.SnapshotInterval != 0 && c.SnapshotInterval < MinSnapshotInterval {
+		errs = append(errs, fmt.Errorf("snapshot interval %v is below Raft's minimum of %v", c.SnapshotInterval, MinSnapshotInterval))
 	}
 	if c.MaxFrame <= 0 {
 		c.MaxFrame = wire.DefaultMaxFrame

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,12 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 		}
 		n.closer = append(n.closer, closer)
 		ls = newFailStopLog(ls, fail, fileErrs.lastErr)
+		if gone, err := removeUnfinishedSnapshots(filepath.Join(cfg.DataDir, snapshotsDir)); err != nil {
+			n.close()
+			return nil, fmt.Errorf("remove unfinished snapshots: %w", err)
+		} else if len(gone) > 0 {
+			cfg.Logger.Warn("removed snapshots left unfinished by an earlier run", "snapshots", gone)
+		}
 		fss, err := raft.NewFileSnapshotStore(cfg.DataDir, 2, io.Discard)
 		if err != nil {
 			n.close()
