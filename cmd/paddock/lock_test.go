@@ -181,10 +181,16 @@ func TestLockSessionLost(t *testing.T) {
 		code   int
 	}
 	done := make(chan result)
+	// The command marks that it runs: the lock node exists before the
+	// lock is held (paddock lock still lists the children), and a session
+	// expired then fails the acquisition instead (status 1).
+	running := filepath.Join(t.TempDir(), "running")
 	go func() {
-		_, stderr, code := runPaddock(ctx, "lock", "--server", srv.Addr(), "/locks/lost", "--", "sleep", "30")
+		_, stderr, code := runPaddock(ctx, "lock", "--server", srv.Addr(), "/locks/lost", "--",
+			"sh", "-c", "touch '"+running+"' && exec sleep 30")
 		done <- result{stderr, code}
 	}()
+	pollUntil(t, "the command running", func() bool { _, err := os.Stat(running); return err == nil })
 	var owner int64
 	pollUntil(t, "the lock node", func() bool {
 		kids, _, _ := conn.Children(ctx, "/locks/lost")
