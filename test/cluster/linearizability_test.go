@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,9 +204,16 @@ func TestLinearizableUnderFaults(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { linearizabilityRun(t, seed) })
 	}
+	// Disk faults only: a node's or the leader's disk full (it stops,
+	// then restarts), the leader's slow.
+	t.Run("disk-seed4", func(t *testing.T) {
+		linearizabilityRun(t, 4, faultFullDisk, faultFullDiskLeader, faultSlowDisk)
+	})
 }
 
-func linearizabilityRun(t *testing.T, seed int64) {
+// linearizabilityRun runs clients under 4 faults of the nemesis (of
+// kinds, all when none is given) and checks what they saw.
+func linearizabilityRun(t *testing.T, seed int64, kinds ...int) {
 	rng := rand.New(rand.NewSource(seed))
 	c := startLinCluster(t, 3)
 	owners := make([]*zk.Conn, 3)
@@ -217,7 +225,7 @@ func linearizabilityRun(t *testing.T, seed int64) {
 
 	leaders := c.MonitorLeaders()
 	h, finish := startClients(t, c.Servers(), seed*100)
-	faults := nemesis(t, c, rng, 4)
+	faults := nemesis(t, c, rng, 4, kinds...)
 	ops := finish()
 	c.Heal()
 	terms, err := leaders.Stop()
@@ -257,30 +265,67 @@ func linearizabilityRun(t *testing.T, seed int64) {
 	}
 }
 
-// nemesis injects n faults, one every ~600ms, and returns their names.
-func nemesis(t *testing.T, c *zktest.Cluster, rng *rand.Rand, n int) []string {
+// The nemesis's faults.
+const (
+	faultKillLeader = iota
+	faultPartition
+	faultPartitionLeader
+	faultKillFollower
+	faultFullDisk
+	faultFullDiskLeader
+	faultSlowDisk
+	numFaults
+)
+
+// nemesis injects n faults, one every ~600ms, each of a kind drawn from
+// kinds (all when none is given), and returns their names.
+func nemesis(t *testing.T, c *zktest.Cluster, rng *rand.Rand, n int, kinds ...int) []string {
+	if len(kinds) == 0 {
+		for k := 0; k < numFaults; k++ {
+			kinds = append(kinds, k)
+		}
+	}
 	var done []string
 	for i := 0; i < n; i++ {
 		time.Sleep(300*time.Millisecond + time.Duration(rng.Intn(300))*time.Millisecond)
-		switch rng.Intn(4) {
-		case 0:
+		switch kind := kinds[rng.Intn(len(kinds))]; kind {
+		case faultKillLeader:
 			k := c.KillLeader()
 			time.Sleep(400 * time.Millisecond)
 			c.Restart(k)
 			done = append(done, "kill-leader")
-		case 3:
+		case faultKillFollower:
 			k := (c.Leader() + 1 + rng.Intn(c.Size()-1)) % c.Size()
 			c.Kill(k)
 			time.Sleep(400 * time.Millisecond)
 			c.Restart(k)
 			done = append(done, fmt.Sprintf("kill-follower-%d", k))
-		case 1:
+		case faultPartition:
 			p := rng.Intn(c.Size())
 			c.Partition(p)
 			time.Sleep(500 * time.Millisecond)
 			c.Heal()
 			done = append(done, fmt.Sprintf("partition-%d", p))
-		default:
+		case faultFullDisk, faultFullDiskLeader:
+			// A full disk: the node stops at its next log write; freed,
+			// it restarts with what it had stored.
+			k, name := rng.Intn(c.Size()), "full-disk"
+			if kind == faultFullDiskLeader {
+				k, name = c.Leader(), "full-disk-leader"
+			}
+			c.FailDisk(k, syscall.ENOSPC)
+			time.Sleep(400 * time.Millisecond)
+			stopped := c.Node(k).Err() != nil
+			c.FailDisk(k, nil)
+			c.Restart(k)
+			done = append(done, fmt.Sprintf("%s-%d(stopped=%v)", name, k, stopped))
+		case faultSlowDisk:
+			k := c.Leader()
+			c.SlowDisk(k, 100*time.Millisecond)
+			time.Sleep(500 * time.Millisecond)
+			c.SlowDisk(k, 0)
+			done = append(done, "slow-disk-leader")
+		default: // faultPartitionLeader
 			p := c.Leader()
 			c.Partition(p)
 			time.Sleep(500 * time.Millisecond)

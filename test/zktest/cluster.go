@@ -41,7 +41,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	c.nodes = make([]*Server, n)
 	errs := make(chan error, n)
 	for i := range c.nodes {
-		c.nodes[i] = &Server{t: t, opts: c.nodeOptions(c.peers[i].ID)}
+		c.nodes[i] = c.newNode(c.peers[i].ID)
 		go func() {
 			errs <- c.nodes[i].startErr("", clientLns[i], clusterLns[i])
 		}()
@@ -65,12 +65,14 @@ func listenLocal(t testing.TB) net.Listener {
 	return ln
 }
 
-func (c *Cluster) nodeOptions(id string) options {
+// newNode is the (not yet started) node id.
+func (c *Cluster) newNode(id string) *Server {
 	o := c.opts
+	n := &Server{t: c.t}
 	if o.durable {
 		o.cfg.DataDir = c.t.TempDir()
 	} else {
-		o.cfg.Stores = server.NewMemoryStores()
+		o.cfg.Stores, n.disk = memoryStoresWithDisk()
 	}
 	o.cfg.ID = id
 	o.cfg.Peers = append([]server.Peer(nil), c.peers...)
@@ -83,7 +85,8 @@ func (c *Cluster) nodeOptions(id string) options {
 	if o.commit > 0 {
 		o.cfg.Raft.Commit = o.commit
 	}
-	return o
+	n.opts = o
+	return n
 }
 
 // Servers returns every node's client address.
@@ -189,9 +192,8 @@ func (c *Cluster) AddNode() int {
 	ln, clientLn := listenLocal(c.t), listenLocal(c.t)
 	p := server.Peer{ID: strconv.Itoa(len(c.peers) + 1), Addr: ln.Addr().String(), ClientAddr: clientLn.Addr().String()}
 	c.peers = append(c.peers, p)
-	o := c.nodeOptions(p.ID)
-	o.cfg.Join = true
-	n := &Server{t: c.t, opts: o}
+	n := c.newNode(p.ID)
+	n.opts.cfg.Join = true
 	c.nodes = append(c.nodes, n)
 	errs := make(chan error, 1)
 	go func() { errs <- n.startErr("", clientLn, ln) }()

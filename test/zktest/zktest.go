@@ -144,6 +144,8 @@ type Server struct {
 
 	mu  sync.Mutex
 	srv *server.Server
+	// disk is the Raft log's fault injector (nil with WithDurableStorage).
+	disk *faultDisk
 }
 
 // Start starts a server on a free 127.0.0.1 port, ready to serve when it
@@ -151,10 +153,10 @@ type Server struct {
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	o := buildOptions(t, opts)
-	if !o.durable {
-		o.cfg.Stores = server.NewMemoryStores()
-	}
 	s := &Server{t: t, opts: o}
+	if !o.durable {
+		s.opts.cfg.Stores, s.disk = memoryStoresWithDisk()
+	}
 	s.start("127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
