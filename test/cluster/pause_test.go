@@ -173,6 +173,11 @@ func TestClusterPausedLeaderExpiresNoLiveSession(t *testing.T) {
 		}
 		return true
 	}
+	// Every node has applied both creates before the freeze: a follower
+	// that acknowledged its client's create may not yet know the other
+	// follower's is committed, and it would learn that only from the next
+	// leader's first commit, after the election the test waits for.
+	eventually(t, "every node applied the ephemerals", live)
 	c.Pause(leader)
 	eventually(t, "a new leader", func() bool {
 		return c.Node((leader+1)%3).Server().IsLeader() || c.Node((leader+2)%3).Server().IsLeader()
