@@ -66,12 +66,8 @@ func (l *failStopLog) IsMonotonic() bool {
 // rotation).
 type fileErrors struct{ last atomic.Pointer[error] }
 
-func (f *fileErrors) record(err error) error {
-	if err != nil {
-		f.last.Store(&err)
-	}
-	return err
-}
+// record remembers err.
+func (f *fileErrors) record(err error) { f.last.Store(&err) }
 
 // lastErr returns the last recorded error, nil if none.
 func (f *fileErrors) lastErr() error {
