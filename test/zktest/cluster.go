@@ -65,7 +65,7 @@ func listenLocal(t testing.TB) net.Listener {
 	return ln
 }
 
-// newNode is the (not yet started) node id.
+// newNode returns node id, configured but not started.
 func (c *Cluster) newNode(id string) *Server {
 	o := c.opts
 	n := &Server{t: c.t}
