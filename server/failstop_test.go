@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -24,10 +22,7 @@ import (
 // write and takes new ones.
 func TestFullDiskStopsTheServerAndARestartRecovers(t *testing.T) {
 	var full atomic.Bool
-	cfg := DefaultConfig()
-	cfg.Port = 0
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.DataDir = t.TempDir()
+	cfg := durableConfig(t.TempDir(), "")
 	cfg.WALSegmentSize = 64 << 10 // a few writes fill a segment
 	cfg.hooks = &testHooks{createSegment: func(string) error {
 		if full.Load() {

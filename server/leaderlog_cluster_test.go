@@ -201,31 +201,8 @@ func TestParallelLeaderLogSwitch(t *testing.T) {
 func TestClusterLeaderWriteFailureStopsTheServer(t *testing.T) {
 	servers, stores := startHeldCluster(t)
 	l := clusterLeader(t, servers)
-	stores[l].hold.Store(true)
-	created := make(chan error, 1)
-	go func() {
-		_, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
-			Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/lost", ACL: wire.OpenACLUnsafe}}})
-		created <- err
-	}()
-	boom := errors.New("disk on fire")
-	select {
-	case stores[l].release <- boom:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the leader never wrote the create")
-	}
-	select {
-	case <-servers[l].Failed():
-		require.ErrorIs(t, servers[l].Err(), boom)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the leader did not stop after its log write failed")
-	}
-	select {
-	case err := <-created:
-		require.Error(t, err, "a write the leader could not store was acknowledged")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the create never returned")
-	}
+	err := failLogWrite(t, servers, stores, l, l, "/lost")
+	require.Error(t, err, "a write the leader could not store was acknowledged")
 	_, ok := servers[l].FSM().Exists("/lost")
 	require.False(t, ok, "the failed leader applied the entry it could not store")
 	for i, s := range servers {
@@ -255,34 +232,44 @@ func TestClusterFollowerWriteFailureStopsIt(t *testing.T) {
 	servers, stores := startHeldCluster(t)
 	l := clusterLeader(t, servers)
 	f := (l + 1) % len(servers)
-	stores[f].hold.Store(true)
-	created := make(chan error, 1)
-	go func() {
-		_, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
-			Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/x", ACL: wire.OpenACLUnsafe}}})
-		created <- err
-	}()
-	boom := errors.New("disk on fire")
-	select {
-	case stores[f].release <- boom:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the follower never wrote the create")
-	}
-	select {
-	case <-servers[f].Failed():
-		require.ErrorIs(t, servers[f].Err(), boom)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the follower did not stop after its log write failed")
-	}
-	select {
-	case err := <-created:
-		require.NoError(t, err, "the leader and the other follower did not commit the write")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the create never returned")
-	}
+	err := failLogWrite(t, servers, stores, l, f, "/x")
+	require.NoError(t, err, "the leader and the other follower did not commit the write")
 	for i, s := range servers {
 		if i != f {
 			require.NoError(t, s.Err(), "node %d failed", i)
 		}
+	}
+}
+
+// failLogWrite proposes a create of path through leader l while node n's
+// log store is held, fails n's write of it, checks that n stops with that
+// error, and returns the create's outcome.
+func failLogWrite(t *testing.T, servers []*Server, stores []*heldStore, l, n int, path string) error {
+	t.Helper()
+	stores[n].hold.Store(true)
+	created := make(chan error, 1)
+	go func() {
+		_, err := servers[l].apply(&fsm.Command{Type: fsm.CmdOps,
+			Ops: []fsm.Op{{Type: wire.OpCreate, Path: path, ACL: wire.OpenACLUnsafe}}})
+		created <- err
+	}()
+	boom := errors.New("disk on fire")
+	select {
+	case stores[n].release <- boom:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("node %d never wrote the create", n)
+	}
+	select {
+	case <-servers[n].Failed():
+		require.ErrorIs(t, servers[n].Err(), boom)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("node %d did not stop after its log write failed", n)
+	}
+	select {
+	case err := <-created:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create never returned")
+		return nil
 	}
 }
