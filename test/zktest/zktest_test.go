@@ -15,13 +15,7 @@ import (
 // connect dials srv with go-zookeeper and waits for a session.
 func connect(t *testing.T, srv *zktest.Server) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	return connectTimeout(t, srv, 2*time.Second)
-}
-
-// connectTimeout is connect with a session timeout of its own.
-func connectTimeout(t *testing.T, srv *zktest.Server, timeout time.Duration) (*zk.Conn, <-chan zk.Event) {
-	t.Helper()
-	c, ev, err := zk.Connect(srv.Servers(), timeout, zk.WithLogInfo(false))
+	c, ev, err := zk.Connect(srv.Servers(), 2*time.Second, zk.WithLogInfo(false))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	waitState(t, ev, zk.StateHasSession)
@@ -177,21 +171,14 @@ func TestManualClockExpiry(t *testing.T) {
 
 // TestSessionCountersForgotten: per-session notification counters do not
 // outlive their sessions (they would grow without bound).
-//
-// The sessions are long (30 s, on a 2 s tick) so that go-zookeeper never
-// gives up on a connection here. With 2 s ones a stall of 1.3 s (a loaded
-// -race run) can make a watcher reconnect before its NodeCreated arrives
-// and re-register the watch with setWatches, and the server then rightly
-// sends (and counts) NodeCreated again for the node created meanwhile:
-// the likely cause of the one run that counted 6 notifications, not 5.
 func TestSessionCountersForgotten(t *testing.T) {
 	t.Parallel()
-	srv := zktest.Start(t, zktest.WithTickTime(2*time.Second))
+	srv := zktest.Start(t)
 	for i := 0; i < 5; i++ {
-		w, _ := connectTimeout(t, srv, 30*time.Second)
+		w, _ := connect(t, srv)
 		_, _, _, err := w.ExistsW("/x")
 		require.NoError(t, err)
-		c, _ := connectTimeout(t, srv, 30*time.Second)
+		c, _ := connect(t, srv)
 		_, err = c.Create("/x", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
 		c.Close()
