@@ -2,6 +2,7 @@ package zktest_test
 
 import (
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +16,14 @@ import (
 // connect dials srv with go-zookeeper and waits for a session.
 func connect(t *testing.T, srv *zktest.Server) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
-	c, ev, err := zk.Connect(srv.Servers(), 2*time.Second, zk.WithLogInfo(false))
+	return connectCallback(t, srv, nil)
+}
+
+// connectCallback is connect with go-zookeeper's event callback (nil for
+// none), which sees every event as the client reads it.
+func connectCallback(t *testing.T, srv *zktest.Server, cb zk.EventCallback) (*zk.Conn, <-chan zk.Event) {
+	t.Helper()
+	c, ev, err := zk.Connect(srv.Servers(), 2*time.Second, zk.WithLogInfo(false), zk.WithEventCallback(cb))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	waitState(t, ev, zk.StateHasSession)
@@ -170,19 +178,33 @@ func TestManualClockExpiry(t *testing.T) {
 }
 
 // TestSessionCountersForgotten: per-session notification counters do not
-// outlive their sessions (they would grow without bound).
+// outlive their sessions (they would grow without bound), and the total
+// counts every notification the watchers received.
+//
+// The total is compared with what the clients saw, not with 5: go-zookeeper
+// starts a connection's reader and writer before it re-registers the
+// connection's watches (setWatches), so a watch set right after the
+// session starts can be re-registered once the node exists, and the
+// server then rightly sends NodeCreated a second time (the test counted
+// 6 about once in 2,000 runs).
 func TestSessionCountersForgotten(t *testing.T) {
 	t.Parallel()
 	srv := zktest.Start(t)
+	var seen atomic.Uint64
+	count := func(ev zk.Event) {
+		if ev.Type == zk.EventNodeCreated {
+			seen.Add(1)
+		}
+	}
 	for i := 0; i < 5; i++ {
-		w, _ := connect(t, srv)
+		w, _ := connectCallback(t, srv, count)
 		_, _, _, err := w.ExistsW("/x")
 		require.NoError(t, err)
 		c, _ := connect(t, srv)
 		_, err = c.Create("/x", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
 		c.Close()
-		w.Close()
+		w.Close() // returns after the close reply: every event sent before it was seen
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for len(srv.Sessions()) > 0 && time.Now().Before(deadline) {
@@ -191,5 +213,6 @@ func TestSessionCountersForgotten(t *testing.T) {
 	require.Empty(t, srv.Sessions())
 	require.Empty(t, srv.Server().Watches().Stats().BySession)
 	st := srv.Server().Watches().Stats()
-	require.EqualValues(t, 5, srv.Notifications(), "totals are kept (by type: %v)", st.ByType)
+	require.GreaterOrEqual(t, seen.Load(), uint64(5), "a watcher missed its NodeCreated")
+	require.Equal(t, seen.Load(), srv.Notifications(), "totals are kept (by type: %v)", st.ByType)
 }
