@@ -1,14 +1,17 @@
 package cluster_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/paddockzk/paddock/client"
 	"github.com/paddockzk/paddock/test/zktest"
 	"github.com/stretchr/testify/require"
 )
@@ -56,9 +59,16 @@ func TestAdminEndpoints(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 
 	// The herd made visible: three watchers, one change, a fan-out of 3.
+	// The watchers use Paddock's client: go-zookeeper may re-register a
+	// watch set right after connecting with setWatches once the node
+	// exists, and the server then rightly counts a fourth NodeCreated.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for i := 0; i < 3; i++ {
-		cl, _ := connect(t, []string{c.Servers()[follower]})
-		_, _, _, err := cl.ExistsW("/herd")
+		cl, err := client.Connect(ctx, []string{c.Servers()[follower]})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cl.Close() })
+		_, _, _, err = cl.ExistsW(ctx, "/herd")
 		require.NoError(t, err)
 	}
 	writer, _ := connect(t, []string{c.Servers()[follower]})
