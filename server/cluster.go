@@ -219,14 +219,15 @@ func (s *Server) ensureConfig(ctx context.Context) {
 		}
 		return
 	}
-	members, err := s.Members()
-	if err != nil || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return
+	}
+	if h := s.cfg.hooks; h != nil && h.beforeEnsureConfig != nil {
+		h.beforeEnsureConfig()
 	}
 	// A membership the last leader did not get to publish gets a version
 	// above every earlier one: the zxid this leader has applied up to.
-	published, _ := s.publishedConfig()
-	if want, _, _ := strings.Cut(string(s.configData(members, 0, nil)), "version="); published != want {
+	if ok, err := s.configPublished(); err == nil && !ok {
 		if err := s.publishConfig(s.fsm.LastZxid(), nil); err != nil {
 			s.log.Warn("could not publish /zookeeper/config", "err", err)
 		}

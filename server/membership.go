@@ -307,6 +307,18 @@ func (s *Server) publishConfig(version int64, added *Peer) error {
 	return err
 }
 
+// configPublished reports whether /zookeeper/config, as this node has
+// applied it, lists the members of its Raft configuration.
+func (s *Server) configPublished() (bool, error) {
+	members, err := s.Members()
+	if err != nil {
+		return false, err
+	}
+	published, _ := s.publishedConfig()
+	want, _, _ := strings.Cut(string(s.configData(members, 0, nil)), "version=")
+	return published == want, nil
+}
+
 // publishedConfig returns /zookeeper/config's member lines (without the
 // version line) and its version (-1 if it has none).
 func (s *Server) publishedConfig() (members string, version int64) {

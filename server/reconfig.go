@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -95,16 +96,37 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	// The change is made; the answer waits until this node has applied
 	// it. A reconfig that removed the leader leaves a node that may still
 	// name the old one, which refuses the sync: wait for the next.
-	var idx int64
-	err = s.untilLeader(time.Now().Add(membershipTimeout), func() (err error) {
-		idx, err = s.syncIndex()
-		return err
-	})
-	if err != nil {
-		return err
+	// A reconfig that removed the leader is published in
+	// /zookeeper/config by the next leader (ensureConfig, after its first
+	// barrier), which may come after that sync: the answer shows
+	// /zookeeper/config, so sync again until it lists the membership this
+	// node now has.
+	deadline := time.Now().Add(membershipTimeout)
+	for {
+		var idx int64
+		err = s.untilLeader(deadline, func() (err error) {
+			idx, err = s.syncIndex()
+			return err
+		})
+		if err == nil {
+			err = s.waitApplied(idx, time.Until(deadline))
+		}
+		if err != nil {
+			return err
+		}
+		if ok, err := s.configPublished(); err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("paddock: reconfig made, but /zookeeper/config not published within %v", membershipTimeout)
+		}
+		time.Sleep(reconfigPublishPoll)
 	}
-	return s.waitApplied(idx, membershipTimeout)
 }
+
+// reconfigPublishPoll is how long a reconfig's answer waits between syncs
+// for the next leader to publish a change that removed the old one.
+const reconfigPublishPoll = 5 * time.Millisecond
 
 // reconfigArgs is a reconfig request forwarded to the leader.
 type reconfigArgs struct {

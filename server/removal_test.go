@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,4 +166,31 @@ func TestTransferLeadershipReadsIDsAsNumbers(t *testing.T) {
 	to := servers[(l+1)%3]
 	require.NoError(t, servers[l].TransferLeadership("0"+to.cfg.ID))
 	require.Eventually(t, to.isLeader, 10*time.Second, time.Millisecond, "node %s does not lead", to.cfg.ID)
+}
+
+// A reconfig that removes the leader, sent through a follower, answers
+// only once /zookeeper/config shows the change: the next leader publishes
+// it after its first barrier, which may come after the follower's sync
+// (test/cluster's TestReconfigRemovingTheLeaderThroughAFollowerAnswersOK
+// read the old configuration after an OK now and then).
+func TestReconfigRemovingTheLeaderWaitsForItsPublication(t *testing.T) {
+	var slow atomic.Bool
+	servers, _ := startHeldClusterWith(t, func(cfg *Config) {
+		cfg.ReconfigEnabled = true
+		cfg.hooks = &testHooks{beforeEnsureConfig: func() {
+			if slow.Load() {
+				time.Sleep(300 * time.Millisecond)
+			}
+		}}
+	})
+	l := clusterLeader(t, servers)
+	leaderID := servers[l].cfg.ID
+	f := servers[(l+1)%3]
+	require.Eventually(t, func() bool { ok, err := f.configPublished(); return err == nil && ok },
+		10*time.Second, 5*time.Millisecond, "the first leader's /zookeeper/config")
+	slow.Store(true)
+	require.NoError(t, f.runReconfig(&wire.ReconfigRequest{LeavingServers: leaderID, CurConfigID: -1}))
+	members, _ := f.publishedConfig()
+	require.NotContains(t, members, "server."+leaderID+"=", "the answer would show the old configuration")
+	require.Contains(t, members, "server."+f.cfg.ID+"=")
 }

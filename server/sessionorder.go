@@ -28,6 +28,9 @@ type testHooks struct {
 	// createSegment: a raft-wal segment file is about to be created; an
 	// error fails the creation (a full disk).
 	createSegment func(name string) error
+	// beforeEnsureConfig: a new leader is about to check (and publish)
+	// /zookeeper/config.
+	beforeEnsureConfig func()
 }
 
 // addReader records that c reads requests of session id.
