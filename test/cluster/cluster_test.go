@@ -349,6 +349,7 @@ func TestClusterLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
 			require.NoError(t, c.Node(i).Server().Snapshot())
 		}
 	}
+	before := raftIndexes(c)
 	c.Heal()
 	want := c.Node(c.Leader()).Server().FSM()
 	f := c.Node(lagging).Server().FSM()
@@ -356,8 +357,27 @@ func TestClusterLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
 	require.NoError(t, f.Check())
 	_, ok := f.Exists("/s499")
 	require.True(t, ok)
-	require.NotEqual(t, "0", c.Node(lagging).Server().RaftStats()["last_snapshot_index"],
-		"the follower was brought up to date by a snapshot install")
+	// Raft records the installed snapshot (and the log after it) once the
+	// FSM's restore has returned, so the digest may match a moment first.
+	installed := func() bool { return c.Node(lagging).Server().RaftStats()["last_snapshot_index"] != "0" }
+	deadline := time.Now().Add(5 * time.Second)
+	for !installed() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.True(t, installed(), "the follower (node %d) was brought up to date by a snapshot install; Raft's indexes before the heal: %s, after: %s",
+		lagging, before, raftIndexes(c))
+}
+
+// raftIndexes lists each node's Raft state, term, last log, commit and
+// last snapshot indexes, for a failure message.
+func raftIndexes(c *zktest.Cluster) string {
+	var b strings.Builder
+	for i := range c.Size() {
+		st := c.Node(i).Server().RaftStats()
+		fmt.Fprintf(&b, "[node %d %s term %s last %s commit %s snapshot %s] ", i, st["state"], st["term"],
+			st["last_log_index"], st["commit_index"], st["last_snapshot_index"])
+	}
+	return b.String()
 }
 
 func TestClusterObserver(t *testing.T) {
