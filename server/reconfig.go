@@ -93,14 +93,13 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	if err != nil {
 		return err
 	}
-	// The change is made; the answer waits until this node has applied
-	// it. A reconfig that removed the leader leaves a node that may still
-	// name the old one, which refuses the sync: wait for the next.
-	// A reconfig that removed the leader is published in
-	// /zookeeper/config by the next leader (ensureConfig, after its first
-	// barrier), which may come after that sync: the answer shows
-	// /zookeeper/config, so sync again until it lists the membership this
-	// node now has.
+	// The change is made; the answer, which shows /zookeeper/config,
+	// waits until this node has applied it. A reconfig that removed the
+	// leader leaves a node that may still name the old one, which refuses
+	// the sync: wait for the next. That next leader publishes the change
+	// in /zookeeper/config (ensureConfig, after its first barrier), which
+	// may come after the sync: sync again until /zookeeper/config lists
+	// the membership this node now has.
 	deadline := time.Now().Add(membershipTimeout)
 	for {
 		var idx int64
