@@ -107,19 +107,24 @@ func (c *conn) connectReply(resp wire.ConnectResponse, ok bool) bool {
 	start := e.BeginFrame()
 	resp.Encode(&e)
 	e.EndFrame(start)
+	// As ZooKeeper's cons after a handshake: lop=SESS, the session's
+	// zxid and the handshake's latency. Counted before the reply leaves,
+	// as every reply is (replySent): a client that has it may ask cons at
+	// once.
+	c.stats.sent.Add(1)
+	c.s.stats.sent.Add(1)
+	c.stats.lastOp.Store(int32(wire.OpCreateSession))
+	now := time.Now()
+	c.s.stats.latency.observe(c.created, now)
+	c.stats.responded(c.created, now, c.lastAt)
 	c.enqueue(e.Bytes())
 	if err := c.flush(); err != nil {
 		c.logDrop("handshake reply", err)
 		return false
 	}
-	c.stats.sent.Add(1)
-	c.s.stats.sent.Add(1)
-	// As ZooKeeper's cons after a handshake: lop=SESS, the session's
-	// zxid and the handshake's latency.
-	c.stats.lastOp.Store(int32(wire.OpCreateSession))
-	now := time.Now()
-	c.s.stats.latency.observe(c.created, now)
-	c.stats.responded(c.created, now, c.lastAt)
+	if h := c.s.cfg.hooks; h != nil && h.afterHandshakeReply != nil {
+		h.afterHandshakeReply()
+	}
 	return ok
 }
 

@@ -31,6 +31,8 @@ type testHooks struct {
 	// beforeEnsureConfig: a new leader is about to check (and publish)
 	// /zookeeper/config.
 	beforeEnsureConfig func()
+	// afterHandshakeReply: a handshake's reply was written.
+	afterHandshakeReply func()
 }
 
 // addReader records that c reads requests of session id.

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/paddockzk/paddock/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,4 +36,30 @@ func TestLatencyStatsAsZooKeeper(t *testing.T) {
 	require.LessOrEqual(t, float64(lo), avg)
 	require.LessOrEqual(t, avg, float64(hi))
 	require.Contains(t, []int64{2, 3}, hi)
+}
+
+// cons shows a handshake (lop=SESS, lresp) as soon as the client has its
+// reply: the statistics are counted before the reply is written, as every
+// reply's are (test/diff's TestConsFieldsAfterConnectAndCrst read lop=NA
+// right after connecting now and then).
+func TestConsShowsTheHandshakeOnceItsReplyArrives(t *testing.T) {
+	written := make(chan struct{})
+	srv := attachServer(t, func(cfg *Config) {
+		cfg.hooks = &testHooks{afterHandshakeReply: func() { <-written }}
+	})
+	nc, br := dialRaw(t, srv.Addr().String())
+	send(t, nc, &wire.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	var cr wire.ConnectResponse
+	readRecord(t, br, &cr)
+	cons := srv.cons() // while the handshake's goroutine is held just after its write
+	close(written)
+	line := ""
+	for _, l := range strings.Split(cons, "\n") {
+		if strings.Contains(l, fmt.Sprintf("sid=0x%x,", cr.SessionID)) {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "no cons line for the session in %q", cons)
+	require.Contains(t, line, "lop=SESS,")
+	require.NotContains(t, line, "lresp=0,")
 }
