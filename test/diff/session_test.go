@@ -398,16 +398,39 @@ func TestConsSessionCounters(t *testing.T) {
 		c.reply(waitTimeout)
 		c.request(wire.XidPing, wire.OpPing, nil)
 		c.reply(waitTimeout)
-		sid := fmt.Sprintf("sid=0x%x,", resp.SessionID)
+		kv := consFields(t, addr, resp.SessionID, 3)
+		note("connect, exists, ping: queued=%s,recved=%s,sent=%s", kv["queued"], kv["recved"], kv["sent"])
+	})
+}
+
+// consFields returns the fields of session id's cons line, once it counts
+// at least sent packets sent. ZooKeeper counts a packet sent after its
+// write returns, so a client that has the reply may ask cons before it is
+// counted; Paddock counts it before the write. At waitTimeout it returns
+// what cons says then.
+func consFields(t *testing.T, addr string, id int64, sent int) map[string]string {
+	t.Helper()
+	sid := fmt.Sprintf("sid=0x%x,", id)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		var kv map[string]string
 		for _, line := range strings.Split(fourLetter(t, addr, "cons"), "\n") {
 			if i := strings.Index(line, "(queued="); i >= 0 && strings.Contains(line, sid) {
-				fields := strings.Split(line[i+1:], ",")
-				note("connect, exists, ping: %s", strings.Join(fields[:3], ","))
-				return
+				kv = map[string]string{}
+				for _, f := range strings.Split(strings.TrimSuffix(line[i+1:], ")"), ",") {
+					k, v, _ := strings.Cut(f, "=")
+					kv[k] = v
+				}
 			}
 		}
-		t.Errorf("no cons line for the session %#x", resp.SessionID)
-	})
+		if kv == nil {
+			t.Fatalf("no cons line for the session %#x", id)
+		}
+		if n, err := strconv.Atoi(kv["sent"]); (err == nil && n >= sent) || time.Now().After(deadline) {
+			return kv
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestConsFieldsAfterConnectAndCrst: a new session's cons line says
@@ -419,21 +442,6 @@ func TestConsSessionCounters(t *testing.T) {
 func TestConsFieldsAfterConnectAndCrst(t *testing.T) {
 	sessBoth(t, func(t *testing.T, addr string, _ bool, note func(string, ...any)) {
 		c, resp := newSession(t, addr, 10000)
-		sid := fmt.Sprintf("sid=0x%x,", resp.SessionID)
-		fields := func() map[string]string {
-			for _, line := range strings.Split(fourLetter(t, addr, "cons"), "\n") {
-				if i := strings.Index(line, "(queued="); i >= 0 && strings.Contains(line, sid) {
-					kv := map[string]string{}
-					for _, f := range strings.Split(strings.TrimSuffix(line[i+1:], ")"), ",") {
-						k, v, _ := strings.Cut(f, "=")
-						kv[k] = v
-					}
-					return kv
-				}
-			}
-			t.Fatalf("no cons line for the session %#x", resp.SessionID)
-			return nil
-		}
 		latencies := func(kv map[string]string) string {
 			n := func(k string) int64 {
 				v, err := strconv.ParseInt(kv[k], 10, 64)
@@ -445,19 +453,19 @@ func TestConsFieldsAfterConnectAndCrst(t *testing.T) {
 			}
 			return fmt.Sprintf("inconsistent llat=%s minlat=%s avglat=%s maxlat=%s", kv["llat"], kv["minlat"], kv["avglat"], kv["maxlat"])
 		}
-		kv := fields()
+		kv := consFields(t, addr, resp.SessionID, 1)
 		note("after connect: lop=%s lcxid=%s lresp set=%v latencies %s", kv["lop"], kv["lcxid"], kv["lresp"] != "0", latencies(kv))
 		c.request(1, wire.OpExists, &wire.PathWatchRequest{Path: "/"})
 		c.reply(waitTimeout)
-		kv = fields()
+		kv = consFields(t, addr, resp.SessionID, 2)
 		note("after exists: lop=%s lcxid=%s latencies %s", kv["lop"], kv["lcxid"], latencies(kv))
 		require.Equal(t, "Connection stats reset.\n", fourLetter(t, addr, "crst"))
-		kv = fields()
+		kv = consFields(t, addr, resp.SessionID, 0)
 		note("after crst: recved=%s sent=%s lop=%s lzxid=%s lresp=%s llat=%s minlat=%s avglat=%s maxlat=%s",
 			kv["recved"], kv["sent"], kv["lop"], kv["lzxid"], kv["lresp"], kv["llat"], kv["minlat"], kv["avglat"], kv["maxlat"])
 		c.request(2, wire.OpExists, &wire.PathWatchRequest{Path: "/"})
 		c.reply(waitTimeout)
-		kv = fields()
+		kv = consFields(t, addr, resp.SessionID, 1)
 		note("after crst and exists: recved=%s sent=%s lop=%s lcxid=%s lzxid set=%v lresp set=%v latencies %s",
 			kv["recved"], kv["sent"], kv["lop"], kv["lcxid"], kv["lzxid"] != "0xffffffffffffffff", kv["lresp"] != "0", latencies(kv))
 	})
