@@ -117,12 +117,20 @@ func (c *commitAheadTransport) AppendEntriesPipeline(id raft.ServerID, target ra
 }
 
 // capRequest returns args, or a copy with a lower commit index: the
-// caller may share args (pushCommits sends one to every follower).
+// caller may share args (pushCommits sends one to every follower). The
+// commit index never passes the request's last entry: hashicorp/raft's
+// follower commits up to min(commit, its own last index), and its log
+// past the request's entries may still hold entries of an older term
+// that the leader's log does not (it drops them only where a request's
+// entries conflict with them). Raft's leader does send more while a
+// follower catches up in batches of MaxAppendEntries; the Raft paper's
+// follower would take min(commit, the last new entry), as this makes it.
 func (c *commitAheadTransport) capRequest(args *raft.AppendEntriesRequest) *raft.AppendEntriesRequest {
-	if c.capCommit == nil {
-		return args
+	commit := min(args.LeaderCommitIndex, lastOf(args))
+	if c.capCommit != nil {
+		commit = c.capCommit(commit)
 	}
-	if commit := c.capCommit(args.LeaderCommitIndex); commit != args.LeaderCommitIndex {
+	if commit != args.LeaderCommitIndex {
 		capped := *args
 		capped.LeaderCommitIndex = commit
 		return &capped

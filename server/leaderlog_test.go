@@ -293,7 +293,7 @@ func (d doneFuture) Index() uint64         { return 0 }
 
 func TestCommitAheadTransportCapsOutgoingCommits(t *testing.T) {
 	c := &commitAheadTransport{capCommit: func(commit uint64) uint64 { return min(commit, 4) }}
-	req := &raft.AppendEntriesRequest{LeaderCommitIndex: 9}
+	req := &raft.AppendEntriesRequest{PrevLogEntry: 10, LeaderCommitIndex: 9}
 	capped := c.capRequest(req)
 	require.Equal(t, uint64(4), capped.LeaderCommitIndex)
 	require.Equal(t, uint64(9), req.LeaderCommitIndex, "a shared request is not changed")
@@ -303,7 +303,18 @@ func TestCommitAheadTransportCapsOutgoingCommits(t *testing.T) {
 	inner := newFakePipeline()
 	p := newMergingPipeline(inner, c.capRequest)
 	defer p.Close()
-	_, err := p.AppendEntries(&raft.AppendEntriesRequest{LeaderCommitIndex: 8}, &raft.AppendEntriesResponse{})
+	_, err := p.AppendEntries(&raft.AppendEntriesRequest{PrevLogEntry: 10, LeaderCommitIndex: 8}, &raft.AppendEntriesResponse{})
 	require.NoError(t, err)
 	require.Equal(t, uint64(4), (<-inner.sent).LeaderCommitIndex, "the pipeline caps too")
+}
+
+func TestCapRequestKeepsTheCommitWithinTheRequestsEntries(t *testing.T) {
+	c := &commitAheadTransport{}
+	req := appendReq(2, 10, 11, 12, 40) // Raft's own, to a follower catching up
+	require.Equal(t, uint64(12), c.capRequest(req).LeaderCommitIndex)
+	require.Equal(t, uint64(40), req.LeaderCommitIndex, "a shared request is not changed")
+	heartbeat := &raft.AppendEntriesRequest{Term: 2}
+	require.Same(t, heartbeat, c.capRequest(heartbeat))
+	push := &raft.AppendEntriesRequest{Term: 2, PrevLogEntry: 12, PrevLogTerm: 2, LeaderCommitIndex: 12}
+	require.Same(t, push, c.capRequest(push))
 }
