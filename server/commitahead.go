@@ -51,6 +51,9 @@ type commitAheadTransport struct {
 	// capCommit, if set (before Raft starts), caps the commit index of
 	// outgoing AppendEntries: leaderLog.commitCap.
 	capCommit func(commit uint64) uint64
+	// flushLog, if set (by newCommitAheadTransport), waits until this
+	// node's own queued log writes are durable: leaderLog.flush.
+	flushLog func() error
 	// acks holds, per peer, when it last answered an AppendEntries (a
 	// heartbeat, on the leader) with success: mntr's synced followers.
 	acks sync.Map // raft.ServerID -> time.Time
@@ -74,8 +77,10 @@ const (
 	maxHeldCommits = 4
 )
 
-func newCommitAheadTransport(t *raft.NetworkTransport) *commitAheadTransport {
-	c := &commitAheadTransport{NetworkTransport: t, out: make(chan raft.RPC), done: make(chan struct{})}
+// newCommitAheadTransport starts passing t's RPCs on; flushLog is nil
+// or leaderLog.flush.
+func newCommitAheadTransport(t *raft.NetworkTransport, flushLog func() error) *commitAheadTransport {
+	c := &commitAheadTransport{NetworkTransport: t, out: make(chan raft.RPC), done: make(chan struct{}), flushLog: flushLog}
 	go c.run(t.Consumer())
 	return c
 }
@@ -177,6 +182,15 @@ func (c *commitAheadTransport) route(rpc raft.RPC) bool {
 			c.passed = max(c.passed, snap.LastLogIndex)
 		}
 		return c.pass(rpc)
+	}
+	if c.flushLog != nil {
+		// Its answer says "stored" for entries this node may have queued
+		// as leader. If that write failed (the server is stopping), it is
+		// refused.
+		if err := c.flushLog(); err != nil {
+			rpc.Respond(nil, err)
+			return true
+		}
 	}
 	prev := req.PrevLogEntry
 	if len(req.Entries) == 0 {

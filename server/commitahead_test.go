@@ -126,7 +126,7 @@ func TestCommitAheadStopsOnClose(t *testing.T) {
 func TestCommitAheadCloseTwice(t *testing.T) {
 	nt, err := raft.NewTCPTransport("127.0.0.1:0", nil, 1, time.Second, io.Discard)
 	require.NoError(t, err)
-	c := newCommitAheadTransport(nt)
+	c := newCommitAheadTransport(nt, nil)
 	require.NoError(t, c.Close()) // as Raft's Shutdown does
 	require.NoError(t, c.Close()) // and the node's closers after it
 	require.True(t, nt.IsShutdown())

@@ -184,6 +184,22 @@ func (l *leaderLog) flushLocked() error {
 	return l.err
 }
 
+// flush waits until nothing is queued or being written (at once when
+// nothing is). A node that stepped down with entries still queued must
+// not answer an AppendEntries before they are durable: hashicorp/raft's
+// follower skips the entries it already holds without storing them, and
+// its answer counts as a durable copy towards the new leader's commit
+// (commitAheadTransport calls this before it hands Raft an
+// AppendEntries).
+func (l *leaderLog) flush() error {
+	if l.unsynced.Load() == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.flushLocked()
+}
+
 // durable reports whether entry index is not waiting for a write.
 func (l *leaderLog) durable(index uint64) bool {
 	u := l.unsynced.Load()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -317,4 +318,39 @@ func TestCapRequestKeepsTheCommitWithinTheRequestsEntries(t *testing.T) {
 	require.Same(t, heartbeat, c.capRequest(heartbeat))
 	push := &raft.AppendEntriesRequest{Term: 2, PrevLogEntry: 12, PrevLogTerm: 2, LeaderCommitIndex: 12}
 	require.Same(t, push, c.capRequest(push))
+}
+
+// A leader that stepped down with entries still queued answers the next
+// leader's AppendEntries only once they are durable: Raft's follower
+// skips the entries it holds already, and its answer counts as a copy.
+func TestCommitAheadTransportWaitsForAStepDownsQueuedWrites(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("write fails=%v", fail), func(t *testing.T) {
+			lt := newLeaderLogTest(t)
+			l := lt.log
+			lt.store.hold.Store(true)
+			require.NoError(t, l.StoreLogs(entries(1, 2)))
+			lt.leader.Store(false)
+			c := &commitAheadTransport{out: make(chan raft.RPC, 1), done: make(chan struct{}), flushLog: l.flush}
+			answer := make(chan raft.RPCResponse, 1)
+			rpc := raft.RPC{Command: appendReq(2, 0, 1, 2, 0), RespChan: answer}
+			routed := notYet(t, "passing on an AppendEntries", func() { assert.True(t, c.route(rpc)) })
+			require.Empty(t, c.out)
+			var err error
+			if fail {
+				err = errors.New("disk gone")
+			}
+			lt.store.hold.Store(false)
+			lt.store.release <- err
+			waitClosed(t, "passing on an AppendEntries", routed)
+			if fail {
+				require.Empty(t, c.out, "not handed to Raft")
+				require.ErrorContains(t, (<-answer).Error, "disk gone")
+				<-lt.failed
+				return
+			}
+			require.Len(t, c.out, 1)
+			require.True(t, l.durable(2))
+		})
+	}
 }

@@ -131,9 +131,13 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 	)
 	conf := raft.Configuration{}
 	if mux != nil {
+		var flushLog func() error
+		if n.log != nil {
+			flushLog = n.log.flush
+		}
 		ahead = newCommitAheadTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream: raftStream{mux}, MaxPool: 3, Timeout: 10 * time.Second,
-			ServerAddressProvider: raftAddrs{cfg}, Logger: hclog.NewNullLogger()}))
+			ServerAddressProvider: raftAddrs{cfg}, Logger: hclog.NewNullLogger()}), flushLog)
 		if n.log != nil {
 			ahead.capCommit = n.log.commitCap
 		}
