@@ -33,16 +33,12 @@ import (
 // answer's Term and Success, and the request's own entries).
 type mergingPipeline struct {
 	inner raft.AppendPipeline
-	// capReq prepares what is sent: its commit index brought up to date
-	// and capped (commitAheadTransport.pipelineRequest).
+	// capReq caps the commit index of what is sent (commitAheadTransport).
 	capReq func(*raft.AppendEntriesRequest) *raft.AppendEntriesRequest
-	// acked, if set, is told of each successful answer: the term and the
-	// last entry of the AppendEntries it answered.
-	acked func(term, last uint64)
-	out   chan raft.AppendFuture
-	done  chan struct{}
-	once  sync.Once
-	space chan struct{} // signalled when requests leave the queue
+	out    chan raft.AppendFuture
+	done   chan struct{}
+	once   sync.Once
+	space  chan struct{} // signalled when requests leave the queue
 	// sendMu serialises writes to inner: run's, and Close's last one.
 	sendMu sync.Mutex
 
@@ -69,8 +65,8 @@ var (
 	errAppendRejected = errors.New("paddock: follower rejected an AppendEntries")
 )
 
-func newMergingPipeline(inner raft.AppendPipeline, capReq func(*raft.AppendEntriesRequest) *raft.AppendEntriesRequest, acked func(term, last uint64)) *mergingPipeline {
-	p := &mergingPipeline{inner: inner, capReq: capReq, acked: acked,
+func newMergingPipeline(inner raft.AppendPipeline, capReq func(*raft.AppendEntriesRequest) *raft.AppendEntriesRequest) *mergingPipeline {
+	p := &mergingPipeline{inner: inner, capReq: capReq,
 		out: make(chan raft.AppendFuture, maxQueuedAppends+maxMergedEntries), done: make(chan struct{}),
 		space: make(chan struct{}, 1)}
 	go p.run()
@@ -232,10 +228,6 @@ func (p *mergingPipeline) run() {
 			}
 		}
 		p.mu.Unlock()
-		if ok && p.acked != nil && len(batch) > 0 {
-			// Before the next send, whose commit index it may raise.
-			p.acked(batch[0].req.Term, lastOf(batch[len(batch)-1].req))
-		}
 		for _, f := range batch {
 			f.complete(resp, err)
 			select {

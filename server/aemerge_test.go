@@ -114,7 +114,7 @@ func recvAnswer(t *testing.T, p *mergingPipeline) raft.AppendFuture {
 
 func TestMergingPipelineSendsAtOnceWhenIdle(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
 	req := appendReq(2, 10, 11, 12, 10)
 	_, err := p.AppendEntries(req, new(raft.AppendEntriesResponse))
@@ -135,7 +135,7 @@ func TestMergingPipelineSendsAtOnceWhenIdle(t *testing.T) {
 
 func TestMergingPipelineMergesWhatWaits(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
 	reqs := []*raft.AppendEntriesRequest{
 		appendReq(2, 10, 11, 12, 9),
@@ -172,7 +172,7 @@ func TestMergingPipelineMergesWhatWaits(t *testing.T) {
 
 func TestMergingPipelineMergesOnlyContiguousRequests(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
 	big := appendReq(2, 13, 14, 14+maxMergedEntries-1, 10)
 	for _, r := range []*raft.AppendEntriesRequest{
@@ -201,7 +201,7 @@ func TestMergingPipelineMergesOnlyContiguousRequests(t *testing.T) {
 
 func TestMergingPipelineStopsAtARejection(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
 	for _, r := range []*raft.AppendEntriesRequest{appendReq(2, 10, 11, 11, 9), appendReq(2, 11, 12, 12, 9)} {
 		_, err := p.AppendEntries(r, new(raft.AppendEntriesResponse))
@@ -255,7 +255,7 @@ func TestMergingPipelineBoundsItsQueue(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inner := newFakePipeline()
-			p := newMergingPipeline(inner, noCap, nil)
+			p := newMergingPipeline(inner, noCap)
 			defer p.Close()
 			added := fillQueue(t, p, inner)
 			inner.answer(t, raft.AppendEntriesResponse{Term: 2, Success: tc.success})
@@ -274,7 +274,7 @@ func TestMergingPipelineBoundsItsQueue(t *testing.T) {
 
 func TestMergingPipelineCloseStopsIt(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	_, err := p.AppendEntries(appendReq(2, 10, 11, 11, 9), new(raft.AppendEntriesResponse))
 	require.NoError(t, err)
 	require.NoError(t, p.Close())
@@ -292,7 +292,7 @@ func TestMergingPipelineCloseStopsIt(t *testing.T) {
 func TestMergingPipelineFailedSendIsNotAnswered(t *testing.T) {
 	inner := newFakePipeline()
 	inner.failSend = errors.New("connection reset")
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
 	_, err := p.AppendEntries(appendReq(2, 10, 11, 11, 9), new(raft.AppendEntriesResponse))
 	require.ErrorIs(t, err, inner.failSend)
@@ -305,7 +305,7 @@ func TestMergingPipelineFailedSendIsNotAnswered(t *testing.T) {
 // commit does not wait for that write.
 func TestMergingPipelineAnswersBeforeItSendsMore(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	defer p.Close()
 	first := appendReq(2, 10, 11, 11, 9)
 	for _, r := range []*raft.AppendEntriesRequest{first, appendReq(2, 11, 12, 12, 9)} {
@@ -327,7 +327,7 @@ func TestMergingPipelineAnswersBeforeItSendsMore(t *testing.T) {
 // last send to a follower it stops replicating to), merged.
 func TestMergingPipelineCloseSendsWhatWaits(t *testing.T) {
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, noCap, nil)
+	p := newMergingPipeline(inner, noCap)
 	for _, r := range []*raft.AppendEntriesRequest{appendReq(2, 10, 11, 11, 9),
 		appendReq(2, 11, 12, 12, 9), appendReq(2, 12, 13, 14, 11)} {
 		_, err := p.AppendEntries(r, new(raft.AppendEntriesResponse))

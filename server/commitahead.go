@@ -54,10 +54,6 @@ type commitAheadTransport struct {
 	// flushLog, if set (by newCommitAheadTransport), waits until this
 	// node's own queued log writes are durable: leaderLog.flush.
 	flushLog func() error
-	// self is this node's ID (set before Raft starts).
-	self raft.ServerID
-	// quorum tracks what the followers hold, on the leader (fastcommit.go).
-	quorum quorumTracker
 	// acks holds, per peer, when it last answered an AppendEntries (a
 	// heartbeat, on the leader) with success: mntr's synced followers.
 	acks sync.Map // raft.ServerID -> time.Time
@@ -100,11 +96,9 @@ func (c *commitAheadTransport) Close() error {
 
 // AppendEntries sends an AppendEntries, its commit index capped.
 func (c *commitAheadTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
-	c.quorum.sent(args)
 	err := c.NetworkTransport.AppendEntries(id, target, c.capRequest(args), resp)
 	if err == nil && resp.Success {
 		c.acks.Store(id, time.Now())
-		c.quorum.acked(id, args.Term, lastOf(args))
 	}
 	return err
 }
@@ -118,78 +112,13 @@ func (c *commitAheadTransport) answeredSince(id raft.ServerID, t time.Time) bool
 
 // AppendEntriesPipeline returns a pipeline that keeps one AppendEntries
 // in flight and merges what waits (aemerge.go), with commit indexes
-// brought up to date and capped (pipelineRequest).
+// capped.
 func (c *commitAheadTransport) AppendEntriesPipeline(id raft.ServerID, target raft.ServerAddress) (raft.AppendPipeline, error) {
 	p, err := c.NetworkTransport.AppendEntriesPipeline(id, target)
 	if err != nil {
 		return p, err
 	}
-	return newMergingPipeline(p, c.pipelineRequest, func(term, last uint64) {
-		c.quorum.acked(id, term, last)
-	}), nil
-}
-
-// knownCommit returns the highest commit index known in term: Raft's own
-// or the quorum tracker's.
-func (c *commitAheadTransport) knownCommit(term uint64) uint64 {
-	r := c.raft.Load()
-	if r == nil {
-		return 0
-	}
-	return c.knownCommitOf(r, term)
-}
-
-// raftView is what knownCommitOf reads of Raft (a *raft.Raft).
-type raftView interface {
-	CommitIndex() uint64
-	CurrentTerm() uint64
-	GetConfiguration() raft.ConfigurationFuture
-}
-
-// knownCommitOf is knownCommit with r's state: 0 unless r is still in
-// term. A request of an older term can still be sent after Raft moved on
-// (the pipeline closes after the replication it serves stops), and by then
-// Raft's commit index and configuration may be a newer leader's: an index
-// the new leader committed may hold, on this request's follower, an entry
-// of the old term that was never committed. The term is read last: Raft
-// sets a new term before it takes any commit index in it, so a commit
-// index and configuration read before it are still of term.
-func (c *commitAheadTransport) knownCommitOf(r raftView, term uint64) uint64 {
-	known := r.CommitIndex()
-	cfg := r.GetConfiguration().Configuration()
-	if r.CurrentTerm() != term {
-		return 0
-	}
-	return max(known, c.quorum.commit(term, cfg, c.self, known))
-}
-
-// pipelineRequest is args as the merging pipeline sends it now. Raft
-// wrote its commit index when it made the request, and under load a
-// request waits in the pipeline for the answer to the one in flight, the
-// very answer that often commits more: sent as made, it would tell the
-// follower of that commit only one AppendEntries later, and the follower
-// would apply (answer its clients' writes, fire their watches) a round
-// trip late. So the commit index is raised to the highest known now,
-// Raft's or the quorum tracker's (fastcommit.go), but never past the
-// request's last entry: the follower commits up to min(commit, its own
-// last index), and only the entries up to the request's last are known
-// to match the leader's. Then it is capped (capRequest). Heartbeats and
-// commit pushes do not come this way.
-func (c *commitAheadTransport) pipelineRequest(args *raft.AppendEntriesRequest) *raft.AppendEntriesRequest {
-	c.quorum.sent(args)
-	return c.capRequest(raiseCommit(args, c.knownCommit(args.Term)))
-}
-
-// raiseCommit returns args, or a copy whose commit index is raised to
-// known but not past args' last entry (the caller may share args: Raft
-// keeps its requests).
-func raiseCommit(args *raft.AppendEntriesRequest, known uint64) *raft.AppendEntriesRequest {
-	if commit := min(known, lastOf(args)); commit > args.LeaderCommitIndex {
-		raised := *args
-		raised.LeaderCommitIndex = commit
-		return &raised
-	}
-	return args
+	return newMergingPipeline(p, c.capRequest), nil
 }
 
 // capRequest returns args, or a copy with a lower commit index: the

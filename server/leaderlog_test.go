@@ -302,7 +302,7 @@ func TestCommitAheadTransportCapsOutgoingCommits(t *testing.T) {
 	require.Same(t, req, c.capRequest(req), "nothing to cap: sent as is")
 
 	inner := newFakePipeline()
-	p := newMergingPipeline(inner, c.capRequest, nil)
+	p := newMergingPipeline(inner, c.capRequest)
 	defer p.Close()
 	_, err := p.AppendEntries(&raft.AppendEntriesRequest{PrevLogEntry: 10, LeaderCommitIndex: 8}, &raft.AppendEntriesResponse{})
 	require.NoError(t, err)

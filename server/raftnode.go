@@ -141,7 +141,6 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 		if n.log != nil {
 			ahead.capCommit = n.log.commitCap
 		}
-		ahead.self = rc.LocalID
 		trans = ahead
 		n.closer = append(n.closer, ahead) // Raft closes it too; both may
 		for _, p := range cfg.Peers {
