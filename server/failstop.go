@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -72,6 +73,70 @@ func (f *fileErrors) record(err error) { f.last.Store(&err) }
 // lastErr returns the last recorded error, nil if none.
 func (f *fileErrors) lastErr() error {
 	if p := f.last.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// keyCurrentTerm is the stable-store key hashicorp/raft keeps its current
+// term under.
+const keyCurrentTerm = "CurrentTerm"
+
+// failStopStable stops the server (fail) on the first failed write of
+// Raft's stable store (its current term and vote). hashicorp/raft panics
+// when it cannot store a new term (setCurrentTerm), which took the whole
+// process down with a Go stack trace (a full disk during an election);
+// a failed vote write only loses that election and leaves the node to
+// try again on the same broken store. Once Raft runs, a failed term
+// write ends the goroutine that made it (runtime.Goexit: Raft's own
+// goroutines release what they hold in deferred calls) instead of
+// returning to Raft's panic: that goroutine never acts in a term it
+// could not store, and the server stops and reports the error as it does
+// for a failed log write. During Raft's start the error is returned (its
+// panic there is recovered by newRaft, which reports it).
+type failStopStable struct {
+	raft.StableStore
+	fail func(error)
+	// running is set once raft.NewRaft has returned.
+	running atomic.Bool
+	// err is the first write error.
+	err atomic.Pointer[error]
+}
+
+func newFailStopStable(store raft.StableStore, fail func(error)) *failStopStable {
+	return &failStopStable{StableStore: store, fail: fail}
+}
+
+// Set stores a value; if that fails, the server stops.
+func (s *failStopStable) Set(key, val []byte) error {
+	return s.failed(key, s.StableStore.Set(key, val))
+}
+
+// SetUint64 stores a value; if that fails, the server stops, and a
+// running Raft's term write does not return (see failStopStable).
+func (s *failStopStable) SetUint64(key []byte, val uint64) error {
+	return s.failed(key, s.StableStore.SetUint64(key, val))
+}
+
+func (s *failStopStable) failed(key []byte, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("raft stable store write of %s failed: %w", key, err)
+	s.err.CompareAndSwap(nil, &err)
+	if !s.running.Load() {
+		return err
+	}
+	s.fail(err)
+	if string(key) == keyCurrentTerm {
+		runtime.Goexit()
+	}
+	return err
+}
+
+// firstErr returns the first write error, nil if none.
+func (s *failStopStable) firstErr() error {
+	if p := s.err.Load(); p != nil {
 		return *p
 	}
 	return nil

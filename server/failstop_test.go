@@ -3,6 +3,8 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -117,3 +119,68 @@ func (f *failingLogs) StoreLogs(logs []*raft.Log) error {
 }
 
 func (f *failingLogs) IsMonotonic() bool { return f.monotonic }
+
+// termFailingStable fails writes of Raft's current term: any (all) or
+// only of a term higher than the stored one (newTerm).
+type termFailingStable struct {
+	raft.StableStore
+	all, newTerm atomic.Bool
+}
+
+func (s *termFailingStable) SetUint64(key []byte, val uint64) error {
+	if string(key) == keyCurrentTerm {
+		cur, _ := s.StableStore.GetUint64(key)
+		if s.all.Load() || (s.newTerm.Load() && val > cur) {
+			return syscall.ENOSPC
+		}
+	}
+	return s.StableStore.SetUint64(key, val)
+}
+
+// Raft panics when it cannot store a new term; the server stops with the
+// error instead, as for a failed log write, and the process lives on.
+func TestFailedTermWriteStopsTheServer(t *testing.T) {
+	mem := NewMemoryStores()
+	stable := &termFailingStable{StableStore: mem.Stable}
+	mem.Stable = stable
+	start := func() (*Server, error) {
+		cfg := DefaultConfig()
+		cfg.Port, cfg.Stores = 0, mem
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		return New(cfg)
+	}
+	s, err := start()
+	require.NoError(t, err)
+	res, err := s.apply(&fsm.Command{Type: fsm.CmdOps, Ops: []fsm.Op{{Type: wire.OpCreate, Path: "/kept", ACL: wire.OpenACLUnsafe}}})
+	require.NoError(t, err)
+	require.Equal(t, wire.OK, res.Err)
+	require.NoError(t, s.Close())
+
+	// The restart's election cannot store its term.
+	stable.newTerm.Store(true)
+	s, err = start()
+	if err == nil {
+		select {
+		case <-s.Failed():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server did not stop after its term write failed")
+		}
+		err = s.Err()
+		within(t, "Close", func() { _ = s.Close() })
+	}
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.ErrorContains(t, err, "stable store write of CurrentTerm failed")
+
+	// Nor can Raft's start store the term it read.
+	stable.all.Store(true)
+	_, err = start()
+	require.ErrorIs(t, err, syscall.ENOSPC, "the error names the failed term write, not a damaged snapshot")
+
+	stable.all.Store(false)
+	stable.newTerm.Store(false)
+	s, err = start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	_, ok := s.FSM().Exists("/kept")
+	require.True(t, ok)
+}

@@ -2,7 +2,8 @@ package server
 
 // fail records err and stops the server: called when a write of the
 // Raft log fails (failStopLog in every role; leaderLog for the leader's
-// queued writes, which Raft was told were stored). Serving on could lose
+// queued writes, which Raft was told were stored) or of Raft's term or
+// vote (failStopStable). Serving on could lose
 // or reorder acknowledged writes, or, with a store that does not recover,
 // take no write ever again; ZooKeeper and etcd exit on a failed log
 // write for the same reasons.

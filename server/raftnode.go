@@ -155,6 +155,8 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 		trans = mem
 		conf.Servers = []raft.Server{{ID: rc.LocalID, Address: addr}}
 	}
+	fstable := newFailStopStable(stable, fail)
+	stable = fstable
 	existing, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		n.close()
@@ -180,6 +182,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 		n.close()
 		return nil, err
 	}
+	fstable.running.Store(true)
 	if existing {
 		// Checked before Raft's first election timeout, so a refused
 		// node never campaigns.
@@ -329,11 +332,16 @@ func (w slogWriter) Write(p []byte) (int, error) {
 // why. That happens when the newest snapshot is damaged: Raft falls back
 // to an older one, whose successors the log, compacted past it, no longer
 // holds. Starting from the older state would silently lose writes, so the
-// server refuses to start instead.
+// server refuses to start instead. Raft also panics there when it cannot
+// store the term it read; the stable store's error is returned then.
 func newRaft(rc *raft.Config, f raft.FSM, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore,
 	trans raft.Transport) (r *raft.Raft, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if fs, ok := stable.(*failStopStable); ok && fs.firstErr() != nil {
+				r, err = nil, fs.firstErr() // Raft could not store its term
+				return
+			}
 			r, err = nil, fmt.Errorf("the Raft log does not continue the snapshot Raft could restore (%v)%s; "+
 				"restore the data dir from a backup (paddock snapshot restore) or, in a cluster, start this node "+
 				"from an empty data dir so that it gets the leader's snapshot", p, damagedSnapshots(snaps))

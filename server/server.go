@@ -177,6 +177,9 @@ var StartTimeout = 60 * time.Second
 func (s *Server) waitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		if err := s.Err(); err != nil {
+			return err // a failed store write stopped the server (fail)
+		}
 		if time.Now().After(deadline) {
 			return errors.New("paddock: no leader elected within " + timeout.String())
 		}
