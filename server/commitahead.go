@@ -54,6 +54,9 @@ type commitAheadTransport struct {
 	// flushLog, if set (by newCommitAheadTransport), waits until this
 	// node's own queued log writes are durable: leaderLog.flush.
 	flushLog func() error
+	// started, if set (before Raft starts), is called when Raft installs
+	// its heartbeat handler: in NewRaft, before it starts a goroutine.
+	started func()
 	// acks holds, per peer, when it last answered an AppendEntries (a
 	// heartbeat, on the leader) with success: mntr's synced followers.
 	acks sync.Map // raft.ServerID -> time.Time
@@ -83,6 +86,14 @@ func newCommitAheadTransport(t *raft.NetworkTransport, flushLog func() error) *c
 	c := &commitAheadTransport{NetworkTransport: t, out: make(chan raft.RPC), done: make(chan struct{}), flushLog: flushLog}
 	go c.run(t.Consumer())
 	return c
+}
+
+// SetHeartbeatHandler is the network transport's, after started.
+func (c *commitAheadTransport) SetHeartbeatHandler(cb func(rpc raft.RPC)) {
+	if c.started != nil {
+		c.started()
+	}
+	c.NetworkTransport.SetHeartbeatHandler(cb)
 }
 
 // Consumer returns the reordered RPCs.

@@ -69,20 +69,7 @@ func appliedPrefix(t *testing.T, s *Server, prefix string, n int) int {
 // after it must not be proposed: they used to be, and once the log went
 // on, applied after the refused one (a gap ZooKeeper never leaves).
 func TestClientWriteRefusedByRaftEndsItsConnection(t *testing.T) {
-	st := newHeldStore()
-	srv := attachServer(t, func(c *Config) {
-		mem := NewMemoryStores()
-		mem.Logs = st
-		c.Stores = mem
-		c.ProposeTimeout = time.Second
-	})
-	t.Cleanup(func() {
-		st.hold.Store(false)
-		select {
-		case st.release <- nil:
-		default:
-		}
-	})
+	srv, st := heldStoreServer(t, func(c *Config) { c.ProposeTimeout = time.Second })
 	nc, br, _ := handshakeRaw(t, srv.Addr().String(), 0, nil)
 	defer nc.Close()
 

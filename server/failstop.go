@@ -97,7 +97,9 @@ const keyCurrentTerm = "CurrentTerm"
 type failStopStable struct {
 	raft.StableStore
 	fail func(error)
-	// running is set once raft.NewRaft has returned.
+	// running is set once Raft's goroutines may run: when NewRaft
+	// installs the transport's heartbeat handler (commitAheadTransport)
+	// or, standalone, when it returns.
 	running atomic.Bool
 	// err is the first write error.
 	err atomic.Pointer[error]

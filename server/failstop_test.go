@@ -184,3 +184,48 @@ func TestFailedTermWriteStopsTheServer(t *testing.T) {
 	_, ok := s.FSM().Exists("/kept")
 	require.True(t, ok)
 }
+
+// A barrier that never applies (its log write hangs) does not hold up a
+// server that has failed: New's wait for readiness returns the failure.
+func TestBarrierOrFailureReturnsOnceTheServerFailed(t *testing.T) {
+	srv, st := heldStoreServer(t, nil)
+	st.hold.Store(true)
+	boom := errors.New("disk gone")
+	done := make(chan error, 1)
+	go func() { done <- srv.barrierOrFailure(time.Second) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the barrier returned (%v) while its write hangs", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	srv.fail(boom)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, boom)
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting for the barrier after the server failed")
+	}
+}
+
+// heldStoreServer is attachServer on in-memory stores whose log is a
+// heldStore (released at cleanup).
+func heldStoreServer(t *testing.T, adjust func(*Config)) (*Server, *heldStore) {
+	t.Helper()
+	st := newHeldStore()
+	srv := attachServer(t, func(c *Config) {
+		mem := NewMemoryStores()
+		mem.Logs = st
+		c.Stores = mem
+		if adjust != nil {
+			adjust(c)
+		}
+	})
+	t.Cleanup(func() {
+		st.hold.Store(false)
+		select {
+		case st.release <- nil:
+		default:
+		}
+	})
+	return srv, st
+}

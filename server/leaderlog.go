@@ -191,13 +191,14 @@ func (l *leaderLog) flushLocked() error {
 // its answer counts as a durable copy towards the new leader's commit
 // (commitAheadTransport calls this before it hands Raft an
 // AppendEntries).
+//
+// It waits for what is queued when it is called, not for an empty queue:
+// a node that still leads may go on queueing.
 func (l *leaderLog) flush() error {
 	if l.unsynced.Load() == 0 {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.flushLocked()
+	return l.waitWritten(l.lastQueued())
 }
 
 // durable reports whether entry index is not waiting for a write.

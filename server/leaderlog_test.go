@@ -354,3 +354,18 @@ func TestCommitAheadTransportWaitsForAStepDownsQueuedWrites(t *testing.T) {
 		})
 	}
 }
+
+// flush waits for what was queued when it was called, not for an empty
+// queue, which a node that still leads may keep refilling.
+func TestLeaderLogFlushWaitsOnlyForWhatWasQueued(t *testing.T) {
+	lt := newLeaderLogTest(t)
+	l := lt.log
+	lt.store.hold.Store(true)
+	require.NoError(t, l.StoreLogs(entries(1, 2)))
+	flushed := notYet(t, "flush", func() { assert.NoError(t, l.flush()) })
+	require.NoError(t, l.StoreLogs(entries(3, 4)), "still leading, still queueing")
+	lt.store.release <- nil // writes 1-2; 3-4 wait for the next release
+	waitClosed(t, "flush", flushed)
+	require.True(t, l.durable(2))
+	require.False(t, l.durable(3))
+}

@@ -157,6 +157,11 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 	}
 	fstable := newFailStopStable(stable, fail)
 	stable = fstable
+	if ahead != nil {
+		// Raft's goroutines may write a term as soon as they start (a
+		// peer's heartbeat, an RPC already waiting).
+		ahead.started = func() { fstable.running.Store(true) }
+	}
 	existing, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		n.close()
@@ -182,7 +187,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 		n.close()
 		return nil, err
 	}
-	fstable.running.Store(true)
+	fstable.running.Store(true) // standalone: its first election is 5 ms away
 	if existing {
 		// Checked before Raft's first election timeout, so a refused
 		// node never campaigns.

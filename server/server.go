@@ -193,9 +193,26 @@ func (s *Server) waitReady(timeout time.Duration) error {
 		// Apply every committed entry before serving (a restart replays
 		// its log), so clients never see an older state than they saw. If
 		// leadership moves meanwhile, look again.
-		if s.node.r.Barrier(time.Until(deadline)).Error() == nil {
+		if s.barrierOrFailure(time.Until(deadline)) == nil {
 			return nil
 		}
+	}
+}
+
+// barrierOrFailure is a Raft barrier that returns once the server failed,
+// too: a leader whose log write failed never applies the barrier (it
+// waits for the write, durableFSM) until shutdown releases it, which
+// would have to wait for New. (The timeout bounds the barrier's
+// queueing only, as before: replaying a long log may take longer.)
+func (s *Server) barrierOrFailure(timeout time.Duration) error {
+	f := s.node.r.Barrier(timeout)
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }() // ends at the latest when shutdown releases the log
+	select {
+	case err := <-done:
+		return err
+	case <-s.failed:
+		return s.Err()
 	}
 }
 
