@@ -184,16 +184,14 @@ func (l *leaderLog) flushLocked() error {
 	return l.err
 }
 
-// flush waits until nothing is queued or being written (at once when
-// nothing is). A node that stepped down with entries still queued must
-// not answer an AppendEntries before they are durable: hashicorp/raft's
-// follower skips the entries it already holds without storing them, and
-// its answer counts as a durable copy towards the new leader's commit
-// (commitAheadTransport calls this before it hands Raft an
-// AppendEntries).
-//
-// It waits for what is queued when it is called, not for an empty queue:
-// a node that still leads may go on queueing.
+// flush waits until the entries queued or being written when it is
+// called are durable (at once when none are; not for an empty queue, which
+// a node that still leads may go on filling). A node that stepped down
+// with entries still queued must not answer an AppendEntries before they
+// are durable: hashicorp/raft's follower skips the entries it already
+// holds without storing them, and its answer counts as a durable copy
+// towards the new leader's commit (commitAheadTransport calls this before
+// it hands Raft an AppendEntries).
 func (l *leaderLog) flush() error {
 	if l.unsynced.Load() == 0 {
 		return nil
