@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -336,9 +337,17 @@ func (s *Server) syncIndex() (int64, error) {
 // and completes once every earlier entry is applied. The commit index
 // itself would not do, since it may be a Raft-internal entry (a barrier
 // from pushCommits, a configuration change) that never reaches the FSM
-// and that followers learn of only on the next commit timer.
+// and that followers learn of only on the next commit timer. A barrier
+// refused because this node no longer leads (or is stepping down, or
+// handing over) is errNoLeader: the sync may go to the next leader (a
+// reconfig's answer through a follower syncs right after a removal that
+// makes the leader step down, and was answered ConnectionLoss).
 func (s *Server) leaderSyncPoint() (int64, error) {
 	if err := s.node.r.Barrier(DefaultProposeTimeout).Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
+			errors.Is(err, raft.ErrLeadershipTransferInProgress) {
+			return 0, errNoLeader
+		}
 		return 0, err
 	}
 	return s.fsm.LastZxid(), nil
@@ -455,12 +464,26 @@ func (s *Server) startCluster() error {
 // leader (it is partitioned from the quorum, or an election is running),
 // as a ZooKeeper server that loses its quorum does: clients then reconnect
 // to a node of the majority within their session timeout. New connections
-// are refused meanwhile (see handshake).
+// are refused meanwhile (see handshake). It checks once per Raft heartbeat
+// timeout and drops them at the second check in a row without a leader.
+// A leader that came and went between two checks (Raft reports every
+// change) ends the spell: a node that saw no leader while the cluster
+// started and none again while a removed leader handed over, a few
+// milliseconds, dropped its clients.
 func (s *Server) quorumWatch() {
 	defer s.wg.Done()
+	var changes atomic.Uint64
+	obs := raft.NewObserver(nil, false, func(o *raft.Observation) bool {
+		if _, ok := o.Data.(raft.LeaderObservation); ok {
+			changes.Add(1)
+		}
+		return false // counted here; nothing to deliver
+	})
+	s.node.r.RegisterObserver(obs)
+	defer s.node.r.DeregisterObserver(obs)
 	t := time.NewTicker(s.cfg.Raft.Heartbeat)
 	defer t.Stop()
-	leaderless := 0
+	var spell leaderlessSpell
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -471,17 +494,48 @@ func (s *Server) quorumWatch() {
 			continue // paused: a frozen process notices nothing
 		}
 		leader := s.Leader() != ""
-		s.trackLeader(leader)
-		if leader {
-			leaderless = 0
-			continue
+		sawLeader, drop := spell.check(time.Now(), leader, changes.Load(), s.cfg.Raft.Heartbeat/2)
+		if sawLeader && !leader {
+			s.trackLeader(true) // one came and went: its spell starts now
 		}
-		if leaderless++; leaderless == 2 {
+		s.trackLeader(leader)
+		if drop {
 			s.log.Warn("no leader: closing client connections until the quorum is back", "id", s.cfg.ID,
 				"read_only_mode", s.cfg.ReadOnlyMode)
 			s.dropConnections(func(c *conn) bool { return !c.readOnly.Load() })
 		}
 	}
+}
+
+// leaderlessSpell is quorumWatch's count of its checks without a leader.
+type leaderlessSpell struct {
+	seen    uint64    // Raft's leader changes counted at the last check
+	since   time.Time // the spell's first check; zero: not in one
+	dropped bool      // the spell's clients were dropped
+}
+
+// check records a check at now: whether a leader is known, and the
+// number of leader changes Raft has reported. It reports whether a
+// leader was known since the previous check, and whether to drop the
+// clients: once per spell, at a check at least after its first.
+func (l *leaderlessSpell) check(now time.Time, leader bool, changes uint64, after time.Duration) (sawLeader, drop bool) {
+	if changes != l.seen {
+		l.seen, sawLeader = changes, true
+	}
+	if leader || sawLeader {
+		l.since, l.dropped = time.Time{}, false
+	}
+	switch {
+	case leader:
+		return true, false
+	case l.since.IsZero():
+		l.since = now
+		return sawLeader, false
+	case !l.dropped && now.Sub(l.since) >= after:
+		l.dropped = true
+		return sawLeader, true
+	}
+	return sawLeader, false
 }
 
 // proposeSecret proposes a fresh cluster secret.

@@ -58,13 +58,21 @@ type commitAheadTransport struct {
 	// its heartbeat handler: in NewRaft, before it starts a goroutine.
 	started func()
 	// acks holds, per peer, when it last answered an AppendEntries (a
-	// heartbeat, on the leader) with success: mntr's synced followers.
-	acks sync.Map // raft.ServerID -> time.Time
+	// heartbeat, on the leader) with success, and the last log index it
+	// reported: mntr's synced followers, and a removed leader's choice of
+	// successor (handoff.go).
+	acks sync.Map // raft.ServerID -> peerAck
 
 	// Owned by run.
 	passed    uint64 // the last entry of any AppendEntries passed on
 	committed uint64 // the highest commit index passed on
 	held      []heldCommit
+}
+
+// peerAck is a peer's last successful AppendEntries answer.
+type peerAck struct {
+	at      time.Time
+	lastLog uint64
 }
 
 type heldCommit struct {
@@ -109,7 +117,7 @@ func (c *commitAheadTransport) Close() error {
 func (c *commitAheadTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	err := c.NetworkTransport.AppendEntries(id, target, c.capRequest(args), resp)
 	if err == nil && resp.Success {
-		c.acks.Store(id, time.Now())
+		c.acks.Store(id, peerAck{at: time.Now(), lastLog: resp.LastLog})
 	}
 	return err
 }
@@ -118,7 +126,17 @@ func (c *commitAheadTransport) AppendEntries(id raft.ServerID, target raft.Serve
 // success at or after t.
 func (c *commitAheadTransport) answeredSince(id raft.ServerID, t time.Time) bool {
 	v, ok := c.acks.Load(id)
-	return ok && !v.(time.Time).Before(t)
+	return ok && !v.(peerAck).at.Before(t)
+}
+
+// lastLogOf returns the last log index peer id reported in a successful
+// AppendEntries answer, and whether it answered one.
+func (c *commitAheadTransport) lastLogOf(id raft.ServerID) (uint64, bool) {
+	v, ok := c.acks.Load(id)
+	if !ok {
+		return 0, false
+	}
+	return v.(peerAck).lastLog, true
 }
 
 // AppendEntriesPipeline returns a pipeline that keeps one AppendEntries

@@ -140,6 +140,9 @@ func (s *Server) serveForward(peer string, c net.Conn) {
 			if err := fw.send(resp); err != nil {
 				_ = c.Close()
 			}
+			if req.Kind == fwdMembership {
+				s.handOffIfRemoved() // its answer is sent (handoff.go)
+			}
 		}()
 	}
 }
@@ -255,7 +258,7 @@ func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
 		return f.conn, f.w, nil // another caller dialed meanwhile
 	}
 	if f.conn != nil {
-		f.failLocked(f.conn) // to the previous leader: send nothing more there
+		f.retireLocked(f.conn) // to the previous leader: send nothing more there
 	}
 	closed := f.closed
 	f.mu.Unlock()
@@ -300,6 +303,9 @@ func (f *forwarder) readLoop(c net.Conn) {
 		f.mu.Lock()
 		call, ok := f.pending[resp.ID]
 		delete(f.pending, resp.ID)
+		if f.conn != c && f.waitingOn(c) == 0 {
+			_ = c.Close() // retired, and its last call answered
+		}
 		f.mu.Unlock()
 		if ok {
 			call.ch <- &resp
@@ -310,17 +316,69 @@ func (f *forwarder) readLoop(c net.Conn) {
 // failLocked closes c and fails every pending call made on it.
 func (f *forwarder) failLocked(c net.Conn) {
 	_ = c.Close()
-	if f.conn != c {
-		return
+	if f.conn == c {
+		f.conn, f.w = nil, nil
 	}
-	f.conn, f.w = nil, nil
 	for id, call := range f.pending {
+		if call.conn != c {
+			continue
+		}
 		delete(f.pending, id)
 		if call.lane != nil {
 			call.lane.broken = true
 		}
 		call.ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
 	}
+}
+
+// retiredAnswerTimeout bounds how long a connection to a former leader
+// stays open for the answers of its syncs and membership changes: those
+// already sent arrive within milliseconds, and one a former leader that
+// is cut off never sends fails after this wait instead of at once.
+const retiredAnswerTimeout = time.Second
+
+// retireLocked stops sending on c, the connection to a leader this node
+// has moved on from. Its writes fail at once, as on a broken connection
+// (a client's later writes go to the new leader, and may not be applied
+// while an earlier one could still be). Its syncs and membership changes
+// keep waiting for their answers, which the former leader sends as it
+// would have (a sync it refuses is tried at the next leader): a reconfig
+// that removed the leader, forwarded from here, was answered ConnectionLoss
+// when the new leader, which the removed one hands over to at once
+// (handoff.go), became known before its answer was read. c closes once
+// they are answered, or after retiredAnswerTimeout.
+func (f *forwarder) retireLocked(c net.Conn) {
+	f.conn, f.w = nil, nil
+	for id, call := range f.pending {
+		if call.conn != c || call.outlives {
+			continue
+		}
+		delete(f.pending, id)
+		if call.lane != nil {
+			call.lane.broken = true
+		}
+		call.ch <- &fwdResponse{ID: id, Err: errFwdConn.Error()}
+	}
+	if f.waitingOn(c) == 0 {
+		_ = c.Close()
+		return
+	}
+	time.AfterFunc(retiredAnswerTimeout, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.failLocked(c)
+	})
+}
+
+// waitingOn counts the pending calls sent on c.
+func (f *forwarder) waitingOn(c net.Conn) int {
+	n := 0
+	for _, call := range f.pending {
+		if call.conn == c {
+			n++
+		}
+	}
+	return n
 }
 
 // touch sends a batch of session touches (best effort).
@@ -342,6 +400,11 @@ func (f *forwarder) close() {
 	f.closed = true
 	if f.conn != nil {
 		f.failLocked(f.conn)
+	}
+	for _, call := range f.pending {
+		if call.conn != nil {
+			f.failLocked(call.conn) // a retired connection's
+		}
 	}
 }
 

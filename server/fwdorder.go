@@ -117,6 +117,12 @@ type fwdCall struct {
 	ch     chan *fwdResponse // buffered: one answer
 	tagged bool              // may be resolved by the local apply of its entry
 	lane   *fwdLane          // a client connection's write, or nil
+	conn   net.Conn          // the leader connection it was sent on
+	// outlives is set for a sync or a membership change: answered on
+	// its connection after this node has moved on to a new leader
+	// (forwarder.retireLocked), since it takes no part in the order of
+	// a client's writes.
+	outlives bool
 }
 
 // start sends req to the leader and returns the call to wait for. Calls
@@ -175,7 +181,8 @@ func (f *forwarder) register(c net.Conn, req *fwdRequest, tagged bool, lane *fwd
 	if tagged {
 		req.Tag = fwdTag(f.epoch, req.ID)
 	}
-	call := &fwdCall{id: req.ID, ch: make(chan *fwdResponse, 1), tagged: tagged, lane: lane}
+	call := &fwdCall{id: req.ID, ch: make(chan *fwdResponse, 1), tagged: tagged, lane: lane, conn: c,
+		outlives: req.Kind == fwdSync || req.Kind == fwdMembership}
 	f.pending[req.ID] = call
 	return call, nil
 }

@@ -92,7 +92,9 @@ func (s *Server) AddPeer(p Peer) error {
 
 // RemoveMember removes a node from the configuration.
 func (s *Server) RemoveMember(id string) error {
-	return s.changeMembership(&membershipOp{Kind: "remove", ID: id})
+	err := s.changeMembership(&membershipOp{Kind: "remove", ID: id})
+	s.handOffIfRemoved()
+	return err
 }
 
 // TransferLeadership hands leadership to node to ("" picks the most
@@ -195,7 +197,10 @@ func (s *Server) applyMembership(op *membershipOp) error {
 		// committed, which it now is, and proposes nothing more (Raft
 		// answers ErrNotLeader even while it is still stepping down).
 		// The next leader publishes the configuration (ensureConfig).
+		// Whoever answers the removal hands the leadership over once the
+		// answer is on its way (handOffIfRemoved).
 		s.log.Info("removed this node from the cluster; the next leader publishes /zookeeper/config", "id", op.ID)
+		s.handoffDue.Store(true)
 		return nil
 	}
 	var added *Peer

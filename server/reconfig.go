@@ -90,6 +90,7 @@ func (e errReconfig) Unwrap() error { return e.code }
 func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 	err := s.changeMembership(&membershipOp{Kind: "reconfig", Reconfig: &reconfigArgs{
 		Joining: r.JoiningServers, Leaving: r.LeavingServers, Members: r.NewMembers, From: r.CurConfigID}})
+	s.handOffIfRemoved() // this node led, and removed itself
 	if err != nil {
 		return err
 	}
@@ -105,6 +106,9 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		var idx int64
 		err = s.untilLeader(deadline, func() (err error) {
 			idx, err = s.syncIndex()
+			if err != nil && err.Error() == errFwdConn.Error() {
+				err = errNoLeader // a sync changes nothing: try it again
+			}
 			return err
 		})
 		if err == nil {
@@ -216,7 +220,9 @@ func (s *Server) reconfigOnLeader(args *reconfigArgs) error {
 	leader := s.Leader()
 	leave = leaderLast(leave, leader) // sorted: also drops an id named twice (3 and 03)
 	for i, id := range leave {
-		err := s.RemoveMember(id)
+		// Not RemoveMember: the hand-off of a removed leader waits
+		// until the reconfig is answered.
+		err := s.changeMembership(&membershipOp{Kind: "remove", ID: id})
 		// Removing the leader makes it step down once the change is
 		// committed; its answer may then be ErrNotLeader. It goes last,
 		// so no other removal is lost to the election that follows.

@@ -79,6 +79,9 @@ type Server struct {
 	transferGate gate
 	// reconfigMu runs this leader's reconfigs one at a time (reconfig.go).
 	reconfigMu sync.Mutex
+	// handoffDue is set when this leader has removed itself and not yet
+	// handed its leadership over (handoff.go).
+	handoffDue atomic.Bool
 
 	// failed is closed, and failure set, when the server stops itself
 	// (fatal.go).

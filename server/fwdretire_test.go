@@ -1,0 +1,90 @@
+package server
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// When this node moves on to a new leader, the connection to the former
+// one stops taking calls: its writes fail at once, its syncs and
+// membership changes get the answers the former leader sends, and it
+// closes once they have them. (Every call on it failed: a reconfig that
+// removed the leader, forwarded from here, was answered ConnectionLoss
+// when the successor the removed leader hands over to became known before
+// its answer was read.)
+func TestRetiredLeaderConnectionAnswersItsSyncsAndMembershipChanges(t *testing.T) {
+	f, c1, leaderEnd := pipedForwarder(t)
+	var lane fwdLane
+	write, err := f.register(c1, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.NoError(t, err)
+	membership, err := f.register(c1, &fwdRequest{Kind: fwdMembership}, false, nil)
+	require.NoError(t, err)
+	syncCall, err := f.register(c1, &fwdRequest{Kind: fwdSync}, false, nil)
+	require.NoError(t, err)
+	readAndRetire(f, c1)
+	_, err = f.wait(write, time.Second)
+	require.EqualError(t, err, errFwdConn.Error(), "a write on a former leader's connection fails at once")
+	require.True(t, lane.broken, "and its client's later writes with it")
+
+	w := newFrameWriter(leaderEnd.c, time.Second)
+	require.NoError(t, w.send(&fwdResponse{ID: membership.id}))
+	_, err = f.wait(membership, 5*time.Second)
+	require.NoError(t, err, "the membership change gets the former leader's answer")
+	require.NoError(t, w.send(&fwdResponse{ID: syncCall.id, Index: 42}))
+	resp, err := f.wait(syncCall, 5*time.Second)
+	require.NoError(t, err)
+	require.EqualValues(t, 42, resp.Index)
+	select {
+	case <-leaderEnd.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the former leader's connection stays open after its last answer")
+	}
+}
+
+// A retired connection that breaks fails what still waits on it.
+func TestRetiredLeaderConnectionFailsItsCallsWhenItBreaks(t *testing.T) {
+	f, c1, leaderEnd := pipedForwarder(t)
+	syncCall, err := f.register(c1, &fwdRequest{Kind: fwdSync}, false, nil)
+	require.NoError(t, err)
+	readAndRetire(f, c1)
+	require.NoError(t, leaderEnd.c.Close())
+	_, err = f.wait(syncCall, 5*time.Second)
+	require.EqualError(t, err, errFwdConn.Error())
+}
+
+// readAndRetire reads c's answers, as connect does for the connection it
+// dials, and retires c, as connect does once it finds a new leader.
+func readAndRetire(f *forwarder, c net.Conn) {
+	go f.readLoop(c)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.retireLocked(c)
+}
+
+// pipeEnd is the leader's end of a forwarder's pipe; closed is closed
+// once the forwarder's end closes.
+type pipeEnd struct {
+	c      net.Conn
+	closed chan struct{}
+}
+
+// pipedForwarder returns a forwarder whose leader connection is one end
+// of a pipe, and the other end, which reads and discards what the
+// forwarder sends.
+func pipedForwarder(t *testing.T) (*forwarder, net.Conn, *pipeEnd) {
+	t.Helper()
+	mine, theirs := net.Pipe()
+	t.Cleanup(func() { mine.Close(); theirs.Close() })
+	f := newForwarder(nil)
+	f.conn = mine
+	end := &pipeEnd{c: theirs, closed: make(chan struct{})}
+	go func() {
+		defer close(end.closed)
+		_, _ = io.Copy(io.Discard, theirs)
+	}()
+	return f, mine, end
+}
