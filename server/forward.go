@@ -348,6 +348,9 @@ const retiredAnswerTimeout = time.Second
 // (handoff.go), became known before its answer was read. c closes once
 // they are answered, or after retiredAnswerTimeout.
 func (f *forwarder) retireLocked(c net.Conn) {
+	if f.conn == c && f.w != nil {
+		f.w.retire() // a call registered on c, not sent yet, is not sent
+	}
 	f.conn, f.w = nil, nil
 	for id, call := range f.pending {
 		if call.conn != c || call.outlives {
@@ -368,6 +371,18 @@ func (f *forwarder) retireLocked(c net.Conn) {
 		defer f.mu.Unlock()
 		f.failLocked(c)
 	})
+}
+
+// abandonLocked fails call, which was not sent, if it still waits.
+func (f *forwarder) abandonLocked(call *fwdCall) {
+	if _, ok := f.pending[call.id]; !ok {
+		return
+	}
+	delete(f.pending, call.id)
+	if call.lane != nil {
+		call.lane.broken = true
+	}
+	call.ch <- &fwdResponse{ID: call.id, Err: errFwdConn.Error()}
 }
 
 // waitingOn counts the pending calls sent on c.

@@ -158,7 +158,11 @@ func (f *forwarder) start(req *fwdRequest, tagged bool, lane *fwdLane) (call *fw
 		}
 		if err := w.send(req); err != nil {
 			f.mu.Lock()
-			f.failLocked(c) // and call with it, unless that happened already
+			if errors.Is(err, errFwdRetired) {
+				f.abandonLocked(call) // c waits for others' answers
+			} else {
+				f.failLocked(c) // and call with it, unless that happened already
+			}
 			f.mu.Unlock()
 		}
 		return call, nil

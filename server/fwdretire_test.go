@@ -45,6 +45,30 @@ func TestRetiredLeaderConnectionAnswersItsSyncsAndMembershipChanges(t *testing.T
 	}
 }
 
+// A call registered on a connection that is retired before it is sent is
+// not sent there: it fails, and the answers the connection waits for
+// still come.
+func TestCallNotSentOnARetiredConnection(t *testing.T) {
+	f, c1, leaderEnd := pipedForwarder(t)
+	f.w = newFrameWriter(c1, time.Second)
+	syncCall, err := f.register(c1, &fwdRequest{Kind: fwdSync}, false, nil)
+	require.NoError(t, err)
+	late, err := f.register(c1, &fwdRequest{Kind: fwdSync}, false, nil)
+	require.NoError(t, err)
+	w := f.w
+	readAndRetire(f, c1)
+	require.ErrorIs(t, w.send(&fwdRequest{Kind: fwdSync, ID: late.id}), errFwdRetired)
+	f.mu.Lock()
+	f.abandonLocked(late) // as start does on errFwdRetired
+	f.mu.Unlock()
+	_, err = f.wait(late, time.Second)
+	require.EqualError(t, err, errFwdConn.Error())
+	require.NoError(t, newFrameWriter(leaderEnd.c, time.Second).send(&fwdResponse{ID: syncCall.id, Index: 7}))
+	resp, err := f.wait(syncCall, 5*time.Second)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, resp.Index)
+}
+
 // A retired connection that breaks fails what still waits on it.
 func TestRetiredLeaderConnectionFailsItsCallsWhenItBreaks(t *testing.T) {
 	f, c1, leaderEnd := pipedForwarder(t)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"sync"
 	"time"
@@ -29,9 +30,23 @@ func newFrameWriter(c net.Conn, timeout time.Duration) *frameWriter {
 	return &frameWriter{c: c, timeout: timeout}
 }
 
+// errFwdRetired refuses a frame for a connection to a former leader.
+var errFwdRetired = errors.New("paddock: the connection goes to a former leader")
+
+// retire makes every later send fail with errFwdRetired, and stops a
+// flush in progress after its current write.
+func (w *frameWriter) retire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = errFwdRetired
+	}
+}
+
 // send queues v (msgpack, framed by a 4-byte big-endian length) and
 // flushes unless another sender is flushing. A write error is returned to
 // the flusher and to every later sender; the caller closes the connection.
+// Once retired, a send fails with errFwdRetired unless v went out.
 func (w *frameWriter) send(v any) error {
 	b, err := msgpack.Marshal(v)
 	if err != nil {
@@ -48,6 +63,7 @@ func (w *frameWriter) send(v any) error {
 		return nil
 	}
 	w.flushing = true
+	written := false // v went out (in the first write)
 	for len(w.buf) > 0 && w.err == nil {
 		out := w.buf
 		w.buf = w.spare[:0]
@@ -56,8 +72,15 @@ func (w *frameWriter) send(v any) error {
 		_, err := w.c.Write(out)
 		w.mu.Lock()
 		w.spare = out[:0]
-		w.err = err
+		if err != nil {
+			w.err = err
+		} else {
+			written = true // w.err may be errFwdRetired meanwhile: kept
+		}
 	}
 	w.flushing = false
+	if written && errors.Is(w.err, errFwdRetired) {
+		return nil // retired after v was sent: its answer may still come
+	}
 	return w.err
 }

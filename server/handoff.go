@@ -22,35 +22,37 @@ import (
 //
 // Here the removed leader sends Raft's TimeoutNow, the message that ends a
 // leadership transfer, to the remaining voter that last reported the
-// longest log: it starts an election at once, and the others grant it
+// longest log (of those that answered within a heartbeat timeout): it starts an election at once, and the others grant it
 // their vote although they still name the old leader (the transfer flag).
 // A TimeoutNow only starts an election, which Raft's rules keep safe: a
 // voter whose log is behind loses it, and the cluster elects as before.
 //
 // The hand-off starts once the removal's answer is on its way (answer
 // forwarded to the follower that sent it, or returned here): a follower
-// that learns of the new leader first fails its calls pending on the old
-// one (forwarder.connect), the reconfig's answer with them.
-
-// handoffTimeout bounds a removed leader's wait for Raft to step down and
-// the TimeoutNow call.
-const handoffTimeout = 2 * time.Second
+// that learns of the new leader first could lose that answer. It is sent
+// only within half a heartbeat timeout of the removal's commit: the
+// others start their own election a heartbeat timeout after they last
+// heard from this node at the earliest, and a TimeoutNow that came after
+// they had elected someone would unseat that leader (an answer whose send
+// stalled on a slow follower could delay it that long).
 
 var (
 	errHandoffStillLeader = errors.New("paddock: Raft did not step down after the removal")
 	errHandoffNoVoter     = errors.New("paddock: no voter left to hand over to")
+	errHandoffLate        = errors.New("paddock: too late for a hand-off (the others may have elected a leader)")
 )
 
 // handOffIfRemoved starts the hand-off if this node has just removed
 // itself as leader (applyMembership marks it), once.
 func (s *Server) handOffIfRemoved() {
-	if !s.handoffDue.CompareAndSwap(true, false) || s.ctx.Err() != nil {
+	at := s.handoffAt.Swap(0)
+	if at == 0 || s.ctx.Err() != nil {
 		return
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.handOff(); err != nil {
+		if err := s.handOff(time.Unix(0, at).Add(s.cfg.Raft.Heartbeat / 2)); err != nil {
 			s.log.Warn("removed leader: no hand-off, the remaining members elect a leader when they time out",
 				"id", s.cfg.ID, "err", err)
 		}
@@ -58,10 +60,9 @@ func (s *Server) handOffIfRemoved() {
 }
 
 // handOff waits until Raft has stepped down, then sends TimeoutNow to
-// the successor.
-func (s *Server) handOff() error {
+// the successor, unless it is past deadline.
+func (s *Server) handOff(deadline time.Time) error {
 	r := s.node.r
-	deadline := time.Now().Add(handoffTimeout)
 	for r.State() == raft.Leader {
 		if time.Now().After(deadline) {
 			return errHandoffStillLeader
@@ -76,9 +77,12 @@ func (s *Server) handOff() error {
 	if err := f.Error(); err != nil {
 		return err
 	}
-	to, ok := s.successor(f.Configuration())
+	to, ok := s.successor(f.Configuration(), time.Now().Add(-s.cfg.Raft.Heartbeat))
 	if !ok {
 		return errHandoffNoVoter
+	}
+	if time.Now().After(deadline) {
+		return errHandoffLate
 	}
 	t := s.node.trans
 	req := &raft.TimeoutNowRequest{
@@ -93,9 +97,9 @@ func (s *Server) handOff() error {
 }
 
 // successor picks the voter of conf, other than this node, that last
-// reported the longest log (the lowest id among equals, or with no
-// reports).
-func (s *Server) successor(conf raft.Configuration) (raft.Server, bool) {
+// reported the longest log among those that answered since recent (all,
+// if none did); the lowest id among equals.
+func (s *Server) successor(conf raft.Configuration, recent time.Time) (raft.Server, bool) {
 	var voters []raft.Server
 	for _, srv := range conf.Servers {
 		if srv.Suffrage == raft.Voter && srv.ID != s.node.id {
@@ -114,11 +118,15 @@ func (s *Server) successor(conf raft.Configuration) (raft.Server, bool) {
 		}
 		return 0
 	})
-	best := voters[0]
 	ahead, ok := s.node.trans.(*commitAheadTransport)
 	if !ok {
-		return best, true
+		return voters[0], true
 	}
+	live := slices.DeleteFunc(slices.Clone(voters), func(v raft.Server) bool { return !ahead.answeredSince(v.ID, recent) })
+	if len(live) > 0 {
+		voters = live
+	}
+	best := voters[0]
 	bestLog, _ := ahead.lastLogOf(best.ID)
 	for _, v := range voters[1:] {
 		if l, _ := ahead.lastLogOf(v.ID); l > bestLog {

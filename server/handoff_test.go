@@ -32,25 +32,42 @@ func TestRemovedLeaderHandsItsLeadershipOver(t *testing.T) {
 }
 
 // The successor is the remaining voter that last reported the longest
-// log; among equals, or with no reports, the lowest id.
+// log, of those that answered lately; among equals, or with no reports,
+// the lowest id.
 func TestSuccessorIsTheVoterWithTheLongestLog(t *testing.T) {
 	ahead := &commitAheadTransport{}
 	s := &Server{node: &raftNode{id: "2", trans: ahead}}
 	conf := raft.Configuration{Servers: []raft.Server{
 		{ID: "10", Suffrage: raft.Voter}, {ID: "2", Suffrage: raft.Voter},
 		{ID: "3", Suffrage: raft.Voter}, {ID: "4", Suffrage: raft.Nonvoter}}}
-	got, ok := s.successor(conf)
+	got, ok := s.successor(conf, time.Time{})
 	require.True(t, ok)
 	require.Equal(t, raft.ServerID("3"), got.ID, "no reports: the lowest id, as a number, other than this node")
 
 	ahead.acks.Store(raft.ServerID("10"), peerAck{at: time.Now(), lastLog: 7})
 	ahead.acks.Store(raft.ServerID("3"), peerAck{at: time.Now(), lastLog: 6})
 	ahead.acks.Store(raft.ServerID("4"), peerAck{at: time.Now(), lastLog: 9})
-	got, _ = s.successor(conf)
+	got, _ = s.successor(conf, time.Time{})
 	require.Equal(t, raft.ServerID("10"), got.ID, "the longest log among voters")
 
-	_, ok = s.successor(raft.Configuration{Servers: []raft.Server{{ID: "2", Suffrage: raft.Voter}}})
+	now := time.Now()
+	ahead.acks.Store(raft.ServerID("10"), peerAck{at: now.Add(-time.Minute), lastLog: 7})
+	got, _ = s.successor(conf, now.Add(-time.Second))
+	require.Equal(t, raft.ServerID("3"), got.ID, "one that answered lately, before a longer log reported a minute ago")
+
+	_, ok = s.successor(raft.Configuration{Servers: []raft.Server{{ID: "2", Suffrage: raft.Voter}}}, time.Time{})
 	require.False(t, ok, "no voter but this node")
+}
+
+// A hand-off past its deadline sends nothing: the others may have
+// elected a leader by then, which a TimeoutNow would unseat.
+func TestLateHandOffSendsNothing(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	f := servers[(l+1)%3]
+	require.ErrorIs(t, f.handOff(time.Now().Add(-time.Millisecond)), errHandoffLate)
+	require.False(t, f.isLeader())
+	require.True(t, servers[l].isLeader(), "the leader keeps leading")
 }
 
 // A sync that reaches a node that no longer leads (or is stepping down)

@@ -79,9 +79,10 @@ type Server struct {
 	transferGate gate
 	// reconfigMu runs this leader's reconfigs one at a time (reconfig.go).
 	reconfigMu sync.Mutex
-	// handoffDue is set when this leader has removed itself and not yet
-	// handed its leadership over (handoff.go).
-	handoffDue atomic.Bool
+	// handoffAt is when this leader's removal of itself was committed
+	// (unix ns), until it hands its leadership over; 0 otherwise
+	// (handoff.go).
+	handoffAt atomic.Int64
 
 	// failed is closed, and failure set, when the server stops itself
 	// (fatal.go).
