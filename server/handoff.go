@@ -89,8 +89,18 @@ func (s *Server) handOff(deadline time.Time) error {
 		RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(s.node.id),
 			Addr: t.EncodePeer(s.node.id, t.LocalAddr())},
 	}
-	if err := t.TimeoutNow(to.ID, to.Address, req, &raft.TimeoutNowResponse{}); err != nil {
-		return err
+	// Not waited for past a shutdown: a target that is down holds the
+	// call up to the transport's timeout, and Close waits for this
+	// goroutine.
+	sent := make(chan error, 1)
+	go func() { sent <- t.TimeoutNow(to.ID, to.Address, req, &raft.TimeoutNowResponse{}) }()
+	select {
+	case err := <-sent:
+		if err != nil {
+			return err
+		}
+	case <-s.ctx.Done():
+		return s.ctx.Err()
 	}
 	s.log.Info("removed leader handed its leadership to a remaining member", "id", s.cfg.ID, "to", string(to.ID))
 	return nil

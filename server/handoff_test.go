@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -68,6 +69,43 @@ func TestLateHandOffSendsNothing(t *testing.T) {
 	require.ErrorIs(t, f.handOff(time.Now().Add(-time.Millisecond)), errHandoffLate)
 	require.False(t, f.isLeader())
 	require.True(t, servers[l].isLeader(), "the leader keeps leading")
+}
+
+// A hand-off to a member that does not answer does not hold up Close.
+func TestCloseDoesNotWaitForAHandOff(t *testing.T) {
+	servers, _ := startHeldCluster(t)
+	l := clusterLeader(t, servers)
+	f := servers[(l+1)%3]
+	stuck := &stuckTimeoutNow{Transport: f.node.trans, release: make(chan struct{}), called: make(chan struct{})}
+	defer close(stuck.release)
+	f.node.trans = stuck
+	f.handoffAt.Store(time.Now().UnixNano())
+	f.handOffIfRemoved()
+	select {
+	case <-stuck.called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no TimeoutNow sent")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- f.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits for a TimeoutNow nobody answers")
+	}
+}
+
+// stuckTimeoutNow is a transport whose TimeoutNow blocks until release.
+type stuckTimeoutNow struct {
+	raft.Transport
+	release chan struct{}
+	called  chan struct{}
+}
+
+func (s *stuckTimeoutNow) TimeoutNow(raft.ServerID, raft.ServerAddress, *raft.TimeoutNowRequest, *raft.TimeoutNowResponse) error {
+	close(s.called)
+	<-s.release
+	return errors.New("released")
 }
 
 // A sync that reaches a node that no longer leads (or is stepping down)
