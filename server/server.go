@@ -84,6 +84,11 @@ type Server struct {
 	// (handoff.go).
 	handoffAt atomic.Int64
 
+	// stopping is set when shutdown begins: enqueue proposes nothing
+	// more (hashicorp/raft's ApplyLog after its shutdown may put the
+	// proposal in its buffered apply channel, where nothing answers it).
+	stopping atomic.Bool
+
 	// failed is closed, and failure set, when the server stops itself
 	// (fatal.go).
 	failed   chan struct{}
@@ -231,6 +236,7 @@ func (s *Server) closeCluster() {
 
 // shutdown stops background work, Raft and the cluster port.
 func (s *Server) shutdown() {
+	s.stopping.Store(true)
 	s.cancel()
 	s.closeCluster()
 	// No client or peer connection is left to answer, so the FSM may stop
@@ -444,8 +450,12 @@ func (s *Server) proposeTimeout() time.Duration {
 // must then propose nothing more of the same client, or a later write
 // could be applied after one that was not (ZooKeeper never skips one).
 // Raft's Apply fails at once only for that timeout or a shutdown, so
-// only an Apply that took the whole timeout is asked for its error.
+// only an Apply that took the whole timeout is asked for its error. Once
+// the server is stopping it proposes nothing (stopping).
 func (s *Server) enqueue(l raft.Log) raft.ApplyFuture {
+	if s.stopping.Load() {
+		return errFuture{raft.ErrRaftShutdown}
+	}
 	timeout := s.proposeTimeout()
 	start := time.Now()
 	f := s.node.r.ApplyLog(l, timeout)
