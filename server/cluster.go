@@ -353,14 +353,19 @@ func (s *Server) leaderSyncPoint() (int64, error) {
 	return s.fsm.LastZxid(), nil
 }
 
-// noteApplied publishes a new applied index (called from onApply).
+// noteApplied publishes a new applied index (called from onApply). It
+// wakes the waiters, if any took appliedCh since the last apply: a
+// leader's own writes wait on their Raft futures, so most of its applies
+// have none, and a fresh channel per apply was an allocation per write.
 func (s *Server) noteApplied(zxid int64, term uint64) {
 	s.appliedMu.Lock()
 	if zxid > s.appliedIdx {
 		s.appliedIdx, s.appliedTerm = zxid, term
 	}
-	close(s.appliedCh)
-	s.appliedCh = make(chan struct{})
+	if s.appliedChTaken {
+		close(s.appliedCh)
+		s.appliedCh, s.appliedChTaken = make(chan struct{}), false
+	}
 	s.appliedMu.Unlock()
 }
 
@@ -372,6 +377,7 @@ func (s *Server) waitApplied(idx int64, timeout time.Duration) error {
 	for {
 		s.appliedMu.Lock()
 		done, ch := s.appliedIdx >= idx, s.appliedCh
+		s.appliedChTaken = s.appliedChTaken || !done
 		s.appliedMu.Unlock()
 		if done || s.fsm.LastZxid() >= idx {
 			return nil

@@ -66,6 +66,8 @@ type Server struct {
 	// appliedTerm is the Raft term of the entry at appliedIdx.
 	appliedTerm uint64
 	appliedCh   chan struct{}
+	// appliedChTaken: a waitApplied holds appliedCh (noteApplied).
+	appliedChTaken bool
 	// commitNudge wakes pushCommits after each applied entry.
 	commitNudge chan struct{}
 
