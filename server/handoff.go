@@ -52,7 +52,8 @@ func (s *Server) handOffIfRemoved() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.handOff(time.Unix(0, at).Add(s.cfg.Raft.Heartbeat / 2)); err != nil {
+		err := s.handOff(time.Unix(0, at).Add(s.cfg.Raft.Heartbeat / 2))
+		if err != nil && s.ctx.Err() == nil {
 			s.log.Warn("removed leader: no hand-off, the remaining members elect a leader when they time out",
 				"id", s.cfg.ID, "err", err)
 		}

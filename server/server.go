@@ -89,6 +89,10 @@ type Server struct {
 	// stopping is set when shutdown begins: enqueue proposes nothing
 	// more (hashicorp/raft's ApplyLog after its shutdown may put the
 	// proposal in its buffered apply channel, where nothing answers it).
+	// A proposal that a goroutine shutdown does not wait for (a
+	// forwarded write, an admin request) makes just before Raft stops
+	// can still be left there: the check narrows that race, it does not
+	// close it.
 	stopping atomic.Bool
 
 	// failed is closed, and failure set, when the server stops itself
