@@ -22,8 +22,9 @@ import (
 //
 // Here the removed leader sends Raft's TimeoutNow, the message that ends a
 // leadership transfer, to the remaining voter that last reported the
-// longest log (of those that answered within a heartbeat timeout): it starts an election at once, and the others grant it
-// their vote although they still name the old leader (the transfer flag).
+// longest log (of those that answered within a heartbeat timeout): it
+// starts an election at once, and the others grant it their vote although
+// they still name the old leader (the transfer flag).
 // A TimeoutNow only starts an election, which Raft's rules keep safe: a
 // voter whose log is behind loses it, and the cluster elects as before.
 //
