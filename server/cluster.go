@@ -320,11 +320,17 @@ func (s *Server) attachHere(id int64, peer string) error {
 
 // syncIndex returns the index a sync must wait for: the last write
 // committed when a quorum confirmed this leadership (see leaderSyncPoint).
+// A sync that could not be run, for want of a leader or a connection to
+// it, fails with errNoLeader: it changes nothing, so a caller may send it
+// again (untilLeader).
 func (s *Server) syncIndex() (int64, error) {
 	if s.isLeader() {
 		return s.leaderSyncPoint()
 	}
 	resp, err := s.fwd.call(&fwdRequest{Kind: fwdSync}, DefaultProposeTimeout, false)
+	if err != nil && err.Error() == errFwdConn.Error() {
+		err = errNoLeader // the leader connection broke: a sync changes nothing, so it may go again
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -106,9 +106,6 @@ func (s *Server) runReconfig(r *wire.ReconfigRequest) error {
 		var idx int64
 		err = s.untilLeader(deadline, func() (err error) {
 			idx, err = s.syncIndex()
-			if err != nil && err.Error() == errFwdConn.Error() {
-				err = errNoLeader // a sync changes nothing: try it again
-			}
 			return err
 		})
 		if err == nil {
