@@ -66,6 +66,10 @@ type Config struct {
 	// (0: the largest Clients value).
 	Znodes       int
 	ScaleClients int
+	// RSSSettle is how long scale samples the server's RSS after its last
+	// create before it takes the last sample as the RSS at rest
+	// (DefaultRSSSettle).
+	RSSSettle time.Duration
 	// Sessions is how many sessions expiry abandons; SessionTimeout is the
 	// timeout they ask for and Tick the server's tickTime (used only to
 	// judge expiry accuracy: [T, T + 2 ticks]).
@@ -99,6 +103,7 @@ func DefaultConfig() Config {
 		ValueSize:      100,
 		Keys:           1000,
 		Znodes:         1000000,
+		RSSSettle:      DefaultRSSSettle,
 		Sessions:       20,
 		SessionTimeout: 4 * time.Second,
 		Tick:           2 * time.Second,
@@ -155,6 +160,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ValueSize < 0 {
 		return fmt.Errorf("--value-size must not be negative")
+	}
+	if c.RSSSettle < 0 {
+		return fmt.Errorf("--rss-settle must not be negative")
 	}
 	if c.Keys < 1 {
 		c.Keys = 1

@@ -114,6 +114,7 @@ func TestValidate(t *testing.T) {
 		"no duration/ops":   func(c *Config) { c.Duration, c.Ops = 0, 0 },
 		"negative warmup":   func(c *Config) { c.Warmup = -time.Second },
 		"negative value":    func(c *Config) { c.ValueSize = -1 },
+		"negative settle":   func(c *Config) { c.RSSSettle = -time.Second },
 		"relative root":     func(c *Config) { c.Root = "bench" },
 		"root is /":         func(c *Config) { c.Root = "/" },
 		"zero tick":         func(c *Config) { c.Tick = 0 },

@@ -31,6 +31,7 @@ func TestEveryWorkloadAgainstPaddock(t *testing.T) {
 	cfg.SessionTimeout = 200 * time.Millisecond // 2 ticks, the minimum
 	cfg.Tick = 100 * time.Millisecond
 	cfg.PID = os.Getpid() // the server is in this process
+	cfg.RSSSettle = time.Second
 	var progress strings.Builder
 	cfg.Progress = &progress // written under the progress printer's lock
 

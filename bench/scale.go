@@ -10,16 +10,16 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// rssSettle is how long scale waits after its last create before sampling
-// the server's RSS, sampling every rssEvery and keeping the last value (and
-// the largest, as the peak): the RSS at rest. It is longer than Paddock's
-// default --gc-idle-min-gap (30 s), the longest a server that returns
-// memory when idle may wait for its next return after one made just
-// before the creates, so its figure does not depend on when that was; a
-// server that never returns memory (ZooKeeper's JVM) is sampled as late.
+// DefaultRSSSettle is how long scale samples the server's RSS after its
+// last create, every rssEvery, keeping the last value (and the largest, as
+// the peak): the RSS at rest (Config.RSSSettle). It is longer than Paddock's
+// default --gc-idle-after and --gc-idle-min-gap (30 s each): a server that
+// returns memory once it has been idle that long has done so, however
+// recently it last did; a server that never returns memory (ZooKeeper's
+// JVM) is sampled as late.
 const (
-	rssSettle = 35 * time.Second
-	rssEvery  = 500 * time.Millisecond
+	DefaultRSSSettle = 45 * time.Second
+	rssEvery         = 500 * time.Millisecond
 )
 
 // scale creates n znodes of ValueSize bytes (1,000 per parent) with
@@ -100,7 +100,7 @@ func (r *runner) scale(ctx context.Context, n int) []Result {
 			if v, err := ReadMem(r.cfg.PID); err == nil {
 				after, peak = v, max(peak, v.RSS)
 			}
-			if time.Since(t) >= rssSettle || ctx.Err() != nil {
+			if time.Since(t) >= r.cfg.RSSSettle || ctx.Err() != nil {
 				break
 			}
 			time.Sleep(rssEvery)

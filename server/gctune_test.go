@@ -54,6 +54,19 @@ func TestIdleTracker(t *testing.T) {
 	if early.fellIdle(0) || early.fellIdle(50) || !early.fellIdle(50) {
 		t.Error("the first idle interval after start-up must report even within minGap")
 	}
+	// With after = 3: a lull of two idle intervals is not rest; the third
+	// idle interval in a row reports, once.
+	rest := idleTracker{threshold: 10, after: 3}
+	got = got[:0]
+	total = 0
+	for _, alloc := range []uint64{0, 50, 0, 0, 50, 0, 0, 0, 0, 0} {
+		total += alloc
+		got = append(got, rest.fellIdle(total))
+	}
+	want = []bool{false, false, false, false, false, false, false, true, false, false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after 3 idle intervals: fellIdle = %v, want %v", got, want)
+	}
 	off := idleTracker{}
 	for _, v := range []uint64{0, 100, 100, 100} {
 		if off.fellIdle(v) {

@@ -88,6 +88,7 @@ reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
 	f.IntVar(&gc.Percent, "gc-percent", gc.Percent, "Go heap headroom as a percentage of the live heap, once above --gc-min-headroom (GOGC in the environment overrides both)")
 	f.Uint64Var(&gcHeadroomMiB, "gc-min-headroom", gcHeadroomMiB, "garbage in MiB the Go heap may gather between collections, at least")
 	f.Uint64Var(&gcIdleMiB, "gc-idle-alloc", gcIdleMiB, "MiB allocated per second below which the server counts as idle and returns its free heap to the OS (0: never)")
+	f.DurationVar(&gc.IdleAfter, "gc-idle-after", gc.IdleAfter, "how long the server must stay idle before it returns its free heap to the OS")
 	f.DurationVar(&gc.IdleMinGap, "gc-idle-min-gap", gc.IdleMinGap, "least time between two returns of the free heap to the OS")
 	f.DurationVar(&commitTimeout, "raft-commit-timeout", commitTimeout, "cluster: longest wait before the leader tells idle followers the commit index (latency of writes through followers vs idle heartbeat traffic)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
