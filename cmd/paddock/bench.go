@@ -98,6 +98,7 @@ fan-out rounds). Servers with a per-IP connection limit need it raised
 	f.IntVar(&cfg.ValueSize, "value-size", cfg.ValueSize, "bytes per value written")
 	f.IntVar(&cfg.Keys, "keys", cfg.Keys, "znodes read, mixed and write/set pick from")
 	f.IntVar(&cfg.ScaleClients, "scale-clients", 0, "clients for scale (0: the largest --clients)")
+	f.DurationVar(&cfg.RSSSettle, "rss-settle", cfg.RSSSettle, "scale with --pid: how long after the last create the server's RSS is sampled (the RSS at rest)")
 	f.IntVar(&cfg.Sessions, "sessions", cfg.Sessions, "sessions expiry abandons")
 	f.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout expiry asks for")
 	f.DurationVar(&cfg.Tick, "tick", cfg.Tick, "the server's tickTime (judges expiry accuracy: [T, T+2 ticks])")
