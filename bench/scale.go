@@ -12,13 +12,14 @@ import (
 
 // DefaultRSSSettle is how long scale samples the server's RSS after its
 // last create, every rssEvery, keeping the last value (and the largest, as
-// the peak): the RSS at rest (Config.RSSSettle). It is longer than Paddock's
-// default --gc-idle-after and --gc-idle-min-gap (30 s each): a server that
-// returns memory once it has been idle that long has done so, however
-// recently it last did; a server that never returns memory (ZooKeeper's
-// JVM) is sampled as late.
+// the peak): the RSS at rest (Config.RSSSettle). Paddock returns its free
+// heap once it has been idle for --gc-idle-after (a minute), and a
+// snapshot (checked for every 2-4 minutes, so up to 4 minutes after the
+// last create) counts as work: 5.5 minutes cover both, so a server that
+// returns memory at rest has done so; a server that never returns memory
+// (ZooKeeper's JVM) is sampled as late.
 const (
-	DefaultRSSSettle = 45 * time.Second
+	DefaultRSSSettle = 5*time.Minute + 30*time.Second
 	rssEvery         = 500 * time.Millisecond
 )
 

@@ -41,11 +41,13 @@ const (
 	// DefaultGCIdleAfter is how long a server must stay idle before it
 	// returns its free heap. The heap's headroom, once returned, is
 	// faulted back in page by page as the next load allocates, and on a
-	// virtual machine that costs dearly: on a 3-node cluster, 16-client
-	// writes after a 4 s pause ran at 2.8–3.5k/s where a server that had
-	// kept its heap ran at 5.1k/s (a follower took 36k page faults in 6 s,
-	// a sixth of its CPU). A pause shorter than this is a lull, not rest.
-	DefaultGCIdleAfter = 30 * time.Second
+	// virtual machine that costs dearly (~30 µs a page on the machine of
+	// README's results, 2 s of CPU for 256 MiB): on a 3-node cluster,
+	// 16-client writes after a 4 s pause ran at 2.8–3.5k/s where a server
+	// that had kept its heap ran at 4.2–5.1k/s. A pause shorter than this
+	// is a lull, not rest. (The JVM collectors that give memory back, ZGC
+	// and Shenandoah, wait five minutes.)
+	DefaultGCIdleAfter = time.Minute
 	// DefaultGCIdleMinGap is the least time between two such returns, so
 	// that a load coming in bursts does not pay for a collection and the
 	// regrowth of the heap after every burst.

@@ -19,8 +19,9 @@
 # fanout,expiry,scale. expiry runs in the fsync configurations, scale
 # (RSS per znode) in standalone-fsync only.
 #
-# --quick: short runs and smaller parameters (about 4 minutes); the full
-# run takes about 20 minutes.
+# --quick: short runs and smaller parameters (about 6 minutes); the full
+# run takes about 30 minutes (scale samples each server's RSS 5.5 minutes
+# after its last create, 75 s with --quick).
 #
 # --repeat N (default 1): run each workload N times, alternating the
 # servers each time (ZooKeeper, Paddock, ZooKeeper, ...), and compare the
@@ -28,7 +29,7 @@
 # runs. On a shared machine single runs move by ±20%; a median of 3 is not
 # at the mercy of one disturbed run. expiry and scale run once (expiry's
 # goal is about every session, and scale needs fresh servers). N=3 takes
-# about 40 minutes.
+# about 55 minutes.
 #
 # Results: DIR/<config>/{zookeeper,paddock}/<workload>.json (paddock bench
 # --json), DIR/summary.{txt,md,json} (paddock bench compare), DIR/machine.txt,
@@ -90,9 +91,13 @@ done
 if ((QUICK)); then
 	DURATION=1s WARMUP=500ms CLIENTS=16,64 CONTENDERS=50,200 WATCHERS=100,1000
 	ZNODES=100000 SESSIONS=6 PREWARM=1s EXPIRY_CONFIGS=standalone-fsync
+	# a minute of Paddock's idle wait and a little: a snapshot check that
+	# lands in it can still delay Paddock's return of its free heap
+	RSS_SETTLE=75s
 else
 	DURATION=4s WARMUP=1s CLIENTS=1,16,64 CONTENDERS=10,50,200 WATCHERS=100,1000,10000
 	ZNODES=1000000 SESSIONS=20 PREWARM=2s EXPIRY_CONFIGS=standalone-fsync,ensemble3-fsync
+	RSS_SETTLE=5m30s # paddock bench's default: a snapshot check and a minute idle
 fi
 OUT=${OUT:-/tmp/paddock-bench-$(date +%Y%m%d-%H%M%S)}
 
@@ -310,7 +315,7 @@ bench() {
 	shift 5
 	local -a args=(bench --server "$servers" --workload "$wl" --label "$label"
 		--duration "$DURATION" --warmup "$WARMUP" --clients "$CLIENTS" --contenders "$CONTENDERS"
-		--watchers "$WATCHERS" --znodes "$ZNODES" --sessions "$SESSIONS"
+		--watchers "$WATCHERS" --znodes "$ZNODES" --sessions "$SESSIONS" --rss-settle "$RSS_SETTLE"
 		--tick "${TICK_MS}ms" --session-timeout "$((2 * TICK_MS))ms")
 	[[ $pid == 0 ]] || args+=(--pid "$pid")
 	if [[ $config != - ]]; then

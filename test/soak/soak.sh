@@ -11,9 +11,10 @@
 # Usage: test/soak/soak.sh [--duration 1h] [--rest 35s] [--fsync] [--out DIR]
 #
 # Every bench run deletes its subtree, so the tree is the same size at
-# each rest. The rest (default 35 s) is longer than the server's 30 s
-# minimum gap between returns of its free heap to the OS, so each RSS
-# sample is taken at rest after such a return. Flat means: goroutines and
+# each rest. The server returns its free heap to the OS after 5 s idle
+# (--gc-idle-after 5s; a minute by default) and the rest (default 35 s) is
+# longer than its 30 s minimum gap between such returns, so each RSS
+# sample is taken at rest after one. Flat means: goroutines and
 # file descriptors at the last rest at most those at the first plus
 # SLACK_COUNT (5), and RSS at the last three rests (median) at most 20%
 # plus 16 MiB above the first three's. Results: DIR/samples.tsv,
@@ -66,7 +67,7 @@ free_port() {
 PORT=$(free_port)
 ADMIN=$(free_port)
 "$PADDOCK" server --port "$PORT" --admin-addr "127.0.0.1:$ADMIN" --data-dir "$OUT/data" \
-	--max-client-cnxns 0 "${SYNC[@]}" >"$OUT/server.log" 2>&1 &
+	--max-client-cnxns 0 --gc-idle-after 5s "${SYNC[@]}" >"$OUT/server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
 
