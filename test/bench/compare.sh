@@ -96,7 +96,7 @@ if ((QUICK)); then
 	RSS_SETTLE=75s
 else
 	DURATION=4s WARMUP=1s CLIENTS=1,16,64 CONTENDERS=10,50,200 WATCHERS=100,1000,10000
-	ZNODES=1000000 SESSIONS=20 PREWARM=2s EXPIRY_CONFIGS=standalone-fsync,ensemble3-fsync
+	ZNODES=1000000 SESSIONS=20 PREWARM=6s EXPIRY_CONFIGS=standalone-fsync,ensemble3-fsync
 	RSS_SETTLE=5m30s # paddock bench's default: a snapshot check and a minute idle
 fi
 OUT=${OUT:-/tmp/paddock-bench-$(date +%Y%m%d-%H%M%S)}
@@ -333,6 +333,8 @@ bench() {
 }
 
 # prewarm: unrecorded load so the JVM's JIT (and Paddock's heap) are warm.
+# A full run's 6 s of each operation fills Paddock's 256 MiB of GC headroom
+# once (a page first touched costs ~30 us on a virtual machine here).
 prewarm() {
 	log "warm-up (not recorded)"
 	bench - zookeeper "$ZK_SERVERS" 0 write,read --clients 16 --duration "$PREWARM" --warmup 0 --quiet
