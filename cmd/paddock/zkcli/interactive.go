@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
 )
@@ -37,12 +38,20 @@ func Interactive(ctx context.Context, cfg Config, server, historyFile string) er
 	stdout, stderr := rl.Stdout(), rl.Stderr()
 	cfg.Events, cfg.Stderr = stdout, stderr
 	cfg.StateEvents = true
+	// leaving is set once the shell stops reading commands: closing the
+	// session then changes its state, and a prompt drawn for that would
+	// land below the last command (after quit, a stray prompt).
+	var leaving atomic.Bool
 	cfg.OnStateChange = func() {
+		if leaving.Load() {
+			return
+		}
 		rl.SetPrompt(sh.Prompt())
 		rl.Refresh()
 	}
 	sh = New(cfg)
 	defer sh.Close()
+	defer leaving.Store(true) // before sh.Close
 	fmt.Fprintf(stdout, "Connecting to %s\n", server)
 	if err := sh.Connect(ctx, server); err != nil {
 		sh.WriteError(stderr, err)
