@@ -56,7 +56,9 @@
 // Storage: in memory (raft's in-memory stores, or cfg.Stores to survive a
 // restart within a process), or cfg.DataDir with snapshots and the Raft log
 // in raft-wal (LogStoreWAL, the default for a new dir) or raft-boltdb
-// (LogStoreBolt, kept for dirs that hold raft.db). TuneGC (headroom in
+// (LogStoreBolt, kept for dirs that hold raft.db). A damaged store is
+// refused at start, never replayed: each snapshot's CRC, and every batch
+// of a raft-wal log against its checksum (verifyWAL). TuneGC (headroom in
 // bytes; the free heap returned to the OS when idle) is for programs that
 // run one server per process (paddock server).
 package server

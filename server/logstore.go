@@ -97,6 +97,14 @@ func openLogStore(cfg *Config, errs *fileErrors) (raft.LogStore, raft.StableStor
 	// raft-wal's Close leaves the meta store (a bbolt file) open and
 	// locked; closing it ourselves lets a server reopen its data dir.
 	meta := &metadb.BoltMetaDB{}
+	state, err := meta.Load(dir)
+	if err == nil {
+		err = verifyWAL(dir, state)
+	}
+	if err != nil {
+		_ = meta.Close()
+		return nil, nil, nil, fmt.Errorf("open raft log: %w", err)
+	}
 	w, err := wal.Open(dir, wal.WithSegmentSize(size), wal.WithSegmentFiler(segment.NewFiler(dir, vfs)),
 		wal.WithMetaStore(meta), wal.WithLogger(raftLogger(cfg, "wal")))
 	if err != nil {
