@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -228,4 +230,37 @@ func heldStoreServer(t *testing.T, adjust func(*Config)) (*Server, *heldStore) {
 		}
 	})
 	return srv, st
+}
+
+// A Close that meets one already under way (the server stopping itself
+// after a failure, as its owner closes it) returns once that one is done:
+// Raft has stopped and the client port is free for a restart on it
+// (zktest's Restart after FailDisk met "address already in use").
+func TestCloseWaitsForACloseUnderWay(t *testing.T) {
+	for round := range 10 {
+		cfg := DefaultConfig()
+		cfg.Port = 0
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		s, err := New(cfg)
+		require.NoError(t, err)
+		addr := s.Addr().String()
+		s.fail(errors.New("test: a failed log write")) // stopOnFailure closes it
+		deadline := time.Now().Add(10 * time.Second)
+		for !s.closing() {
+			require.True(t, time.Now().Before(deadline), "the failed server never began to close")
+			runtime.Gosched()
+		}
+		require.NoError(t, s.Close())
+		require.Equal(t, raft.Shutdown, s.node.r.State(), "round %d: Close returned before Raft stopped", round)
+		ln, err := net.Listen("tcp", addr)
+		require.NoError(t, err, "round %d: the client port is still taken after Close", round)
+		require.NoError(t, ln.Close())
+	}
+}
+
+// closing reports whether a Close has begun.
+func (s *Server) closing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }

@@ -43,6 +43,11 @@ type Server struct {
 	readers   map[int64]map[*conn]struct{} // connections still reading each session's requests
 	perIP     map[string]int
 	closed    bool
+	// closeDone is closed when the first Close returns: a concurrent
+	// Close (the server stopping itself on a failure while its owner
+	// closes it) waits for it, so that every Close returns with the
+	// listeners closed and Raft stopped.
+	closeDone chan struct{}
 
 	nextConnID       atomic.Uint64
 	nextLocalSession atomic.Uint64
@@ -112,6 +117,7 @@ func New(cfg Config) (*Server, error) {
 		conns: make(map[*conn]struct{}), bySession: make(map[int64]*conn),
 		readers: make(map[int64]map[*conn]struct{}), perIP: make(map[string]int),
 		appliedCh: make(chan struct{}), commitNudge: make(chan struct{}, 1), failed: make(chan struct{}),
+		closeDone: make(chan struct{}),
 		nodeReady: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.notifier = newNotifier(s.ctx.Done())
@@ -281,9 +287,11 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		<-s.closeDone
 		return nil
 	}
 	s.closed = true
+	defer close(s.closeDone)
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
