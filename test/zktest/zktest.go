@@ -2,12 +2,14 @@ package zktest
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -198,7 +200,7 @@ func (s *Server) startErr(addr string, ln, clusterLn net.Listener) error {
 	cfg := s.opts.cfg
 	var err error
 	if ln == nil {
-		if ln, err = net.Listen("tcp", addr); err != nil {
+		if ln, err = listenAgain(addr); err != nil {
 			return err
 		}
 	}
@@ -215,7 +217,7 @@ func (s *Server) startErr(addr string, ln, clusterLn net.Listener) error {
 		if clusterLn == nil {
 			for _, p := range cfg.Peers {
 				if p.ID == cfg.ID {
-					if clusterLn, err = net.Listen("tcp", p.Addr); err != nil {
+					if clusterLn, err = listenAgain(p.Addr); err != nil {
 						ln.Close()
 						return err
 					}
@@ -412,3 +414,21 @@ func (s *Server) Watches() []Watch {
 func (s *Server) Notifications() uint64 { return s.server().Watches().Stats().Notifications }
 
 func (s *Server) String() string { return fmt.Sprintf("zktest.Server(%s)", s.Addr()) }
+
+// relistenTimeout bounds how long a restart waits for its old port: the
+// port a stopped server freed is an ephemeral one, which an outgoing
+// connection (a client reconnecting meanwhile) may hold for a moment.
+const relistenTimeout = 5 * time.Second
+
+// listenAgain listens on addr (a port this server or node used before),
+// trying again while it is in use, for at most relistenTimeout.
+func listenAgain(addr string) (net.Listener, error) {
+	deadline := time.Now().Add(relistenTimeout)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
