@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,10 +38,12 @@ import (
 //   - a segment file that ends in the middle of a frame inside the space
 //     raft-wal preallocated for it (truncated), or is missing.
 //
-// A damaged frame header inside the tail segment cannot be told from a
-// torn write, by raft-wal or by this check: raft-wal takes the log to end
-// there. Reading the log costs one sequential pass over its segments at
-// start (a 64 MiB segment is read in well under a second).
+// Where an open segment's frames end (zeros, an unreadable frame header),
+// the rest of the file is searched for an intact batch (intactBatchAfter):
+// a torn write leaves none behind it, a zeroed page or a changed header in
+// the middle does. Damage to the newest batch alone cannot be told from a
+// tear. The check is one sequential pass over the segments at start (the
+// unwritten rest of the newest one takes 10-30 ms).
 func verifyWAL(dir string, state types.PersistentState) error {
 	for i, info := range state.Segments {
 		tail := i == len(state.Segments)-1 && info.SealTime.IsZero()
@@ -70,10 +73,11 @@ var walCRCTable = crc32.MakeTable(crc32.Castagnoli)
 
 // segmentScan is one pass over a segment file's frames.
 type segmentScan struct {
-	r   *bufio.Reader
-	off int64 // file offset of the next frame
-	crc uint32
-	buf []byte
+	r    *bufio.Reader
+	size int64 // the file's size
+	off  int64 // file offset of the next frame
+	crc  uint32
+	buf  []byte
 	// sealed: the segment was sealed by its last append (raft-wal wrote an
 	// index frame and a commit after it), so the scan stops at that
 	// commit, and every batch before it must match.
@@ -109,9 +113,17 @@ func verifySegment(path string, info types.SegmentInfo, tail bool) error {
 	if err != nil {
 		return err
 	}
-	s := &segmentScan{r: bufio.NewReaderSize(f, 1<<20), sealed: info.IndexStart > 0,
+	s := &segmentScan{r: bufio.NewReaderSize(f, 1<<20), size: st.Size(), sealed: info.IndexStart > 0,
 		nextIndex: info.BaseIndex, batchFirst: info.BaseIndex}
 	end := s.run()
+	if !s.sealed && s.damage == "" && end != "the end of the file" {
+		if at, ok, err := intactBatchAfter(f, s.off+walFrameHeaderLen, s.size); err != nil {
+			return err
+		} else if ok {
+			s.damage = fmt.Sprintf("its frames stop making sense at offset %d (%s), but an intact batch "+
+				"follows at offset %d", s.off, end, at)
+		}
+	}
 	switch {
 	case s.damage != "":
 		return errors.New(s.damage)
@@ -157,6 +169,9 @@ func (s *segmentScan) run() string {
 		}
 		s.crc = crc32.Update(s.crc, walCRCTable, fh[:])
 		size := int(length) + walPad(int(length))
+		if s.off+walFrameHeaderLen+int64(size) > s.size {
+			return "the end of the file"
+		}
 		if cap(s.buf) < size {
 			s.buf = make([]byte, size)
 		}
@@ -196,6 +211,89 @@ func (s *segmentScan) commit(want uint32) {
 	s.crc = 0
 	s.batchOff = s.off
 	s.batchFirst = s.nextIndex
+}
+
+// intactBatchAfter looks past the point where an open segment's frames
+// ended (zeros or an unreadable frame header at from-8) for a batch that
+// is intact: one that starts right after something shaped like a commit
+// frame, holds at least one entry, and ends in a commit whose checksum
+// matches. raft-wal writes a segment front to back and a crash tears at
+// most its last batch, so an intact batch past that point means the end
+// was not a torn write but damage: a zeroed page or a changed frame header
+// in the middle, behind which raft-wal would drop acknowledged entries.
+func intactBatchAfter(f *os.File, from, fileSize int64) (int64, bool, error) {
+	const chunk = 1 << 20
+	buf := make([]byte, chunk)
+	for base := from; ; base += chunk - walFrameHeaderLen {
+		n, err := f.ReadAt(buf, base)
+		if n < walFrameHeaderLen {
+			if err != nil && !errors.Is(err, io.EOF) {
+				return 0, false, err
+			}
+			return 0, false, nil
+		}
+		// Candidates: a commit type byte at a frame boundary (base is one),
+		// found at memory speed through the zeros of the unwritten rest.
+		for i := 0; ; {
+			j := bytes.IndexByte(buf[i:n], walFrameCommit)
+			if j < 0 {
+				break
+			}
+			p := i + j
+			i = p + 1
+			h := buf[p:min(p+walFrameHeaderLen, n)]
+			if p%walFrameHeaderLen != 0 || len(h) < walFrameHeaderLen || h[1] != 0 || h[2] != 0 || h[3] != 0 {
+				continue
+			}
+			at := base + int64(p) + walFrameHeaderLen
+			if ok, err := intactBatchAt(f, at, fileSize); err != nil || ok {
+				return at, ok, err
+			}
+		}
+		if n < chunk {
+			return 0, false, nil
+		}
+	}
+}
+
+// intactBatchAt reports whether the frames from offset at form a batch of
+// at least one entry whose commit frame's checksum matches.
+func intactBatchAt(f *os.File, at, fileSize int64) (bool, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, at, max(0, fileSize-at)), 64<<10)
+	off := at
+	var crc uint32
+	var fh [walFrameHeaderLen]byte
+	var payload []byte
+	entries := 0
+	for {
+		if _, err := io.ReadFull(r, fh[:]); err != nil {
+			return false, nil
+		}
+		typ, length := fh[0], binary.LittleEndian.Uint32(fh[4:8])
+		switch {
+		case fh[1] != 0 || fh[2] != 0 || fh[3] != 0:
+			return false, nil
+		case typ == walFrameCommit:
+			return entries > 0 && crc == length, nil
+		case typ != walFrameEntry && typ != walFrameIndex, length > walMaxFrame:
+			return false, nil
+		}
+		crc = crc32.Update(crc, walCRCTable, fh[:])
+		size := int(length) + walPad(int(length))
+		if off += walFrameHeaderLen + int64(size); off > fileSize {
+			return false, nil
+		}
+		if cap(payload) < size {
+			payload = make([]byte, size)
+		}
+		if _, err := io.ReadFull(r, payload[:size]); err != nil {
+			return false, nil
+		}
+		crc = crc32.Update(crc, walCRCTable, payload[:size])
+		if typ == walFrameEntry {
+			entries++
+		}
+	}
 }
 
 // walPad is raft-wal's padding of a frame payload to 8 bytes.

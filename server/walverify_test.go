@@ -143,6 +143,41 @@ func TestTornLastBatchStarts(t *testing.T) {
 	require.False(t, ok, "the torn batch was applied")
 }
 
+// A changed frame header or a zeroed stretch inside the tail segment made
+// raft-wal end the log there, dropping every acknowledged batch behind
+// it; the intact batches that follow give the damage away.
+func TestDamagedFrameHeaderInTheTailRefusesToStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		harm func(t *testing.T, path string, b walBatch)
+	}{
+		{"unknown frame type", func(t *testing.T, path string, b walBatch) {
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			_, err = f.WriteAt([]byte{0x7f}, b.start)
+			require.NoError(t, err)
+		}},
+		{"zeroed batch", func(t *testing.T, path string, b walBatch) {
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			_, err = f.WriteAt(make([]byte, b.commit+walFrameHeaderLen-b.start), b.start)
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := durableConfig(t.TempDir(), "")
+			writeValues(t, cfg, 20, 32)
+			seg := walSegments(t, cfg.DataDir)[0]
+			batches := walBatches(t, seg)
+			require.Greater(t, len(batches), 10)
+			tc.harm(t, seg, batches[len(batches)/2])
+			requireDamaged(t, cfg, "an intact batch follows")
+		})
+	}
+}
+
 // A sealed segment must verify to its end, its last batch included.
 func TestDamagedSealedSegmentRefusesToStart(t *testing.T) {
 	cfg := durableConfig(t.TempDir(), "")
