@@ -71,13 +71,55 @@ const (
 
 var walCRCTable = crc32.MakeTable(crc32.Castagnoli)
 
-// segmentScan is one pass over a segment file's frames.
-type segmentScan struct {
+// frameReader reads raft-wal frames from r, which stands at file offset
+// off, and keeps the CRC-32C of what it read since the last commit.
+type frameReader struct {
 	r    *bufio.Reader
-	size int64 // the file's size
+	size int64 // the file's size: no frame is read past it
 	off  int64 // file offset of the next frame
 	crc  uint32
 	buf  []byte
+}
+
+// next reads one frame and returns its type, or 0 and how the data ended
+// (zeros, a header that makes no sense, the end of the file). After a
+// commit frame, sum is the checksum it carries and crc still covers its
+// batch (the caller resets it); entry and index frames go into crc.
+func (fr *frameReader) next() (typ byte, sum uint32, end string) {
+	var zero, fh [walFrameHeaderLen]byte
+	if _, err := io.ReadFull(fr.r, fh[:]); err != nil {
+		return 0, 0, "the end of the file"
+	}
+	typ, length := fh[0], binary.LittleEndian.Uint32(fh[4:8])
+	switch {
+	case fh == zero:
+		return 0, 0, "zeros"
+	case fh[1] != 0 || fh[2] != 0 || fh[3] != 0,
+		typ != walFrameEntry && typ != walFrameIndex && typ != walFrameCommit,
+		typ != walFrameCommit && length > walMaxFrame:
+		return 0, 0, "an unreadable frame header"
+	case typ == walFrameCommit:
+		fr.off += walFrameHeaderLen
+		return typ, length, ""
+	}
+	size := int(length) + walPad(int(length))
+	if fr.off+walFrameHeaderLen+int64(size) > fr.size {
+		return 0, 0, "the end of the file"
+	}
+	if cap(fr.buf) < size {
+		fr.buf = make([]byte, size)
+	}
+	if _, err := io.ReadFull(fr.r, fr.buf[:size]); err != nil {
+		return 0, 0, "the end of the file"
+	}
+	fr.crc = crc32.Update(crc32.Update(fr.crc, walCRCTable, fh[:]), walCRCTable, fr.buf[:size])
+	fr.off += walFrameHeaderLen + int64(size)
+	return typ, 0, ""
+}
+
+// segmentScan is one pass over a segment file's frames.
+type segmentScan struct {
+	frameReader
 	// sealed: the segment was sealed by its last append (raft-wal wrote an
 	// index frame and a commit after it), so the scan stops at that
 	// commit, and every batch before it must match.
@@ -113,8 +155,8 @@ func verifySegment(path string, info types.SegmentInfo, tail bool) error {
 	if err != nil {
 		return err
 	}
-	s := &segmentScan{r: bufio.NewReaderSize(f, 1<<20), size: st.Size(), sealed: info.IndexStart > 0,
-		nextIndex: info.BaseIndex, batchFirst: info.BaseIndex}
+	s := &segmentScan{frameReader: frameReader{r: bufio.NewReaderSize(f, 1<<20), size: st.Size()},
+		sealed: info.IndexStart > 0, nextIndex: info.BaseIndex, batchFirst: info.BaseIndex}
 	end := s.run()
 	if !s.sealed && s.damage == "" && end != "the end of the file" {
 		if at, ok, err := intactBatchAfter(f, s.off+walFrameHeaderLen, s.size); err != nil {
@@ -149,47 +191,23 @@ func (s *segmentScan) run() string {
 	}
 	s.crc = crc32.Update(0, walCRCTable, hdr)
 	s.off = walFileHeaderLen
-	s.batchOff = 0
-	var zero, fh [walFrameHeaderLen]byte
 	for !s.sealDone {
-		if _, err := io.ReadFull(s.r, fh[:]); err != nil {
-			return "the end of the file"
-		}
-		typ, length := fh[0], binary.LittleEndian.Uint32(fh[4:8])
-		switch {
-		case fh == zero:
-			return "zeros"
-		case fh[1] != 0 || fh[2] != 0 || fh[3] != 0,
-			typ != walFrameEntry && typ != walFrameIndex && typ != walFrameCommit,
-			typ != walFrameCommit && length > walMaxFrame:
-			return "an unreadable frame header"
-		case typ == walFrameCommit:
-			s.commit(length)
-			continue
-		}
-		s.crc = crc32.Update(s.crc, walCRCTable, fh[:])
-		size := int(length) + walPad(int(length))
-		if s.off+walFrameHeaderLen+int64(size) > s.size {
-			return "the end of the file"
-		}
-		if cap(s.buf) < size {
-			s.buf = make([]byte, size)
-		}
-		if _, err := io.ReadFull(s.r, s.buf[:size]); err != nil {
-			return "the end of the file"
-		}
-		s.crc = crc32.Update(s.crc, walCRCTable, s.buf[:size])
-		if typ == walFrameEntry {
+		switch typ, sum, end := s.next(); typ {
+		case 0:
+			return end
+		case walFrameCommit:
+			s.commit(sum)
+		case walFrameEntry:
 			s.nextIndex++
-		} else {
+		case walFrameIndex:
 			s.sawIndex = true
 		}
-		s.off += walFrameHeaderLen + int64(size)
 	}
 	return "the commit that sealed it"
 }
 
-// commit checks the batch a commit frame ends and starts the next one.
+// commit checks the batch a commit frame (just read) ends and starts the
+// next one.
 func (s *segmentScan) commit(want uint32) {
 	if s.crc == want {
 		if s.badPending != "" && s.damage == "" {
@@ -201,13 +219,13 @@ func (s *segmentScan) commit(want uint32) {
 		}
 	} else if s.badPending == "" {
 		s.badPending = fmt.Sprintf("the batch at offsets %d-%d (entries %d-%d) does not match its checksum "+
-			"(CRC-32C %08x, its commit frame says %08x)", s.batchOff, s.off, s.batchFirst, s.nextIndex-1, s.crc, want)
+			"(CRC-32C %08x, its commit frame says %08x)", s.batchOff, s.off-walFrameHeaderLen, s.batchFirst,
+			s.nextIndex-1, s.crc, want)
 	}
 	if s.sealed && s.sawIndex {
 		s.sealDone = true
 	}
 	s.sawIndex = false
-	s.off += walFrameHeaderLen
 	s.crc = 0
 	s.batchOff = s.off
 	s.batchFirst = s.nextIndex
@@ -246,8 +264,8 @@ func intactBatchAfter(f *os.File, from, fileSize int64) (int64, bool, error) {
 				continue
 			}
 			at := base + int64(p) + walFrameHeaderLen
-			if ok, err := intactBatchAt(f, at, fileSize); err != nil || ok {
-				return at, ok, err
+			if intactBatchAt(f, at, fileSize) {
+				return at, true, nil
 			}
 		}
 		if n < chunk {
@@ -258,39 +276,17 @@ func intactBatchAfter(f *os.File, from, fileSize int64) (int64, bool, error) {
 
 // intactBatchAt reports whether the frames from offset at form a batch of
 // at least one entry whose commit frame's checksum matches.
-func intactBatchAt(f *os.File, at, fileSize int64) (bool, error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, at, max(0, fileSize-at)), 64<<10)
-	off := at
-	var crc uint32
-	var fh [walFrameHeaderLen]byte
-	var payload []byte
+func intactBatchAt(f *os.File, at, fileSize int64) bool {
+	fr := frameReader{r: bufio.NewReaderSize(io.NewSectionReader(f, at, max(0, fileSize-at)), 64<<10),
+		size: fileSize, off: at}
 	entries := 0
 	for {
-		if _, err := io.ReadFull(r, fh[:]); err != nil {
-			return false, nil
-		}
-		typ, length := fh[0], binary.LittleEndian.Uint32(fh[4:8])
-		switch {
-		case fh[1] != 0 || fh[2] != 0 || fh[3] != 0:
-			return false, nil
-		case typ == walFrameCommit:
-			return entries > 0 && crc == length, nil
-		case typ != walFrameEntry && typ != walFrameIndex, length > walMaxFrame:
-			return false, nil
-		}
-		crc = crc32.Update(crc, walCRCTable, fh[:])
-		size := int(length) + walPad(int(length))
-		if off += walFrameHeaderLen + int64(size); off > fileSize {
-			return false, nil
-		}
-		if cap(payload) < size {
-			payload = make([]byte, size)
-		}
-		if _, err := io.ReadFull(r, payload[:size]); err != nil {
-			return false, nil
-		}
-		crc = crc32.Update(crc, walCRCTable, payload[:size])
-		if typ == walFrameEntry {
+		switch typ, sum, _ := fr.next(); typ {
+		case 0:
+			return false
+		case walFrameCommit:
+			return entries > 0 && fr.crc == sum
+		case walFrameEntry:
 			entries++
 		}
 	}
