@@ -198,7 +198,7 @@ func (s *Server) ensureConfig(ctx context.Context) {
 	// membership without the election ports and client addresses only
 	// /zookeeper/config holds, at a version below the current one.
 	for {
-		err := s.node.r.Barrier(DefaultProposeTimeout).Error()
+		err := settled(s.node, s.node.r.Barrier(DefaultProposeTimeout)).Error()
 		if ctx.Err() != nil || errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
 			errors.Is(err, raft.ErrRaftShutdown) {
 			return // no longer leading; the next leader checks
@@ -238,7 +238,7 @@ func (s *Server) ensureConfig(ctx context.Context) {
 // ensureSecret proposes the cluster secret if the state has none yet.
 func (s *Server) ensureSecret(ctx context.Context) {
 	for !s.fsm.HasSecret() && ctx.Err() == nil {
-		if err := proposeSecret(s.node.r); err == nil {
+		if err := proposeSecret(s.node); err == nil {
 			return
 		}
 		select {
@@ -349,7 +349,7 @@ func (s *Server) syncIndex() (int64, error) {
 // reconfig's answer through a follower syncs right after a removal that
 // makes the leader step down, and was answered ConnectionLoss).
 func (s *Server) leaderSyncPoint() (int64, error) {
-	if err := s.node.r.Barrier(DefaultProposeTimeout).Error(); err != nil {
+	if err := settled(s.node, s.node.r.Barrier(DefaultProposeTimeout)).Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
 			errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			return 0, errNoLeader
@@ -551,12 +551,12 @@ func (l *leaderlessSpell) check(now time.Time, leader bool, changes uint64, afte
 }
 
 // proposeSecret proposes a fresh cluster secret.
-func proposeSecret(r *raft.Raft) error {
+func proposeSecret(n *raftNode) error {
 	b, err := fsm.EncodeCommand(&fsm.Command{Type: fsm.CmdInit, Secret: newSecret()})
 	if err != nil {
 		return err
 	}
-	return r.Apply(b, DefaultProposeTimeout).Error()
+	return settled(n, n.r.Apply(b, DefaultProposeTimeout)).Error()
 }
 
 // syncFuture resolves once this node has applied everything the leader

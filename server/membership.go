@@ -189,7 +189,7 @@ func (s *Server) applyMembership(op *membershipOp) error {
 	default:
 		return fmt.Errorf("paddock: unknown membership change %q", op.Kind)
 	}
-	if err := change.Error(); err != nil {
+	if err := settled(s.node, change).Error(); err != nil {
 		return err
 	}
 	if op.Kind == "remove" && sameID(op.ID, string(s.node.id)) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,10 @@ type raftNode struct {
 	// log is the leader's parallel log store (nil unless
 	// parallelLeaderLog).
 	log *leaderLog
+	// stopped is closed once Raft has shut down: the futures settled on
+	// it (raftstop.go) stop waiting then.
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 // maxAppendEntries caps the entries Raft batches into one disk write and
@@ -74,7 +79,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 	if cfg.clustered() {
 		clusterRaftConfig(rc, cfg)
 	}
-	n := &raftNode{}
+	n := &raftNode{stopped: make(chan struct{})}
 	var (
 		logs   raft.LogStore
 		stable raft.StableStore
@@ -290,6 +295,9 @@ func (n *raftNode) close() {
 	n.release()
 	if n.r != nil {
 		_ = n.r.Shutdown().Error()
+	}
+	if n.stopped != nil {
+		n.stopOnce.Do(func() { close(n.stopped) })
 	}
 	for _, c := range n.closer {
 		_ = c.Close()

@@ -96,8 +96,9 @@ type Server struct {
 	// proposal in its buffered apply channel, where nothing answers it).
 	// A proposal that a goroutine shutdown does not wait for (a
 	// forwarded write, an admin request) makes just before Raft stops
-	// can still be left there: the check narrows that race, it does not
-	// close it.
+	// can still be left there, or in Raft's queue to the FSM: its
+	// future is settled on the node's stop (raftstop.go), so its wait
+	// ends with raft.ErrRaftShutdown once Raft has stopped.
 	stopping atomic.Bool
 
 	// failed is closed, and failure set, when the server stops itself
@@ -226,9 +227,9 @@ func (s *Server) waitReady(timeout time.Duration) error {
 // would have to wait for New. (The timeout bounds the barrier's
 // queueing only, as before: replaying a long log may take longer.)
 func (s *Server) barrierOrFailure(timeout time.Duration) error {
-	f := s.node.r.Barrier(timeout)
+	f := settled(s.node, s.node.r.Barrier(timeout))
 	done := make(chan error, 1)
-	go func() { done <- f.Error() }() // ends at the latest when shutdown releases the log
+	go func() { done <- f.Error() }() // ends at the latest when Raft has stopped (settled)
 	select {
 	case err := <-done:
 		return err
@@ -472,7 +473,7 @@ func (s *Server) enqueue(l raft.Log) raft.ApplyFuture {
 	}
 	timeout := s.proposeTimeout()
 	start := time.Now()
-	f := s.node.r.ApplyLog(l, timeout)
+	f := settled(s.node, s.node.r.ApplyLog(l, timeout))
 	if time.Since(start) < timeout {
 		return f
 	}
@@ -560,7 +561,7 @@ func (s *Server) proposeHere(cmd *fsm.Command) (*fsm.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resultOf(s.node.r.Apply(b, DefaultProposeTimeout))
+	return resultOf(settled(s.node, s.node.r.Apply(b, DefaultProposeTimeout)))
 }
 
 // ExpiriesSettled reports whether this node's expirer has expired every

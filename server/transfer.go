@@ -35,10 +35,10 @@ func (s *Server) transferLeadership(start func() raft.Future) error {
 	r := s.node.r
 	s.transferGate.pause()
 	defer s.transferGate.resume()
-	if err := r.Barrier(DefaultProposeTimeout).Error(); err != nil {
+	if err := settled(s.node, r.Barrier(DefaultProposeTimeout)).Error(); err != nil {
 		return err
 	}
-	err := start().Error()
+	err := settled(s.node, start()).Error()
 	if r.State() == raft.Leader {
 		s.awaitTransferEnd(r)
 	}
@@ -51,7 +51,7 @@ func (s *Server) transferLeadership(start func() raft.Future) error {
 func (s *Server) awaitTransferEnd(r *raft.Raft) {
 	deadline := time.Now().Add(transferSettle)
 	for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
-		err := r.Barrier(time.Until(deadline)).Error()
+		err := settled(s.node, r.Barrier(time.Until(deadline))).Error()
 		if !errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			return
 		}
