@@ -95,7 +95,7 @@ type peerPusher struct {
 	next  atomic.Pointer[raft.AppendEntriesRequest]
 	wake  chan struct{}
 	quit  chan struct{}
-	until atomic.Int64 // UnixNano before which pushes are skipped
+	until atomic.Int64 // monoNow before which pushes are skipped
 }
 
 func newCommitPusher(n *raftNode) *commitPusher {
@@ -120,7 +120,7 @@ func (p *commitPusher) push(term, index, prevTerm uint64) bool {
 		PrevLogTerm:       prevTerm,
 		LeaderCommitIndex: index,
 	}
-	now := time.Now().UnixNano()
+	now := monoNow()
 	for _, pp := range p.peers {
 		if now < pp.until.Load() {
 			continue
@@ -184,7 +184,7 @@ func (pp *peerPusher) run(t raft.Transport) {
 		}
 		var resp raft.AppendEntriesResponse
 		if err := t.AppendEntries(pp.id, pp.addr, req, &resp); err != nil || !resp.Success {
-			pp.until.Store(time.Now().Add(commitPushBackoff).UnixNano())
+			pp.until.Store(monoNow() + int64(commitPushBackoff))
 		}
 	}
 }

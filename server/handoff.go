@@ -53,7 +53,7 @@ func (s *Server) handOffIfRemoved() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		err := s.handOff(time.Unix(0, at).Add(s.cfg.Raft.Heartbeat / 2))
+		err := s.handOff(monoTime(at).Add(s.cfg.Raft.Heartbeat / 2))
 		if err != nil && s.ctx.Err() == nil {
 			s.log.Warn("removed leader: no hand-off, the remaining members elect a leader when they time out",
 				"id", s.cfg.ID, "err", err)

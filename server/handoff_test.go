@@ -79,7 +79,7 @@ func TestCloseDoesNotWaitForAHandOff(t *testing.T) {
 	stuck := &stuckTimeoutNow{Transport: f.node.trans, release: make(chan struct{}), called: make(chan struct{})}
 	defer close(stuck.release)
 	f.node.trans = stuck
-	f.handoffAt.Store(time.Now().UnixNano())
+	f.handoffAt.Store(monoNow())
 	f.handOffIfRemoved()
 	select {
 	case <-stuck.called:

@@ -200,7 +200,7 @@ func (s *Server) applyMembership(op *membershipOp) error {
 		// Whoever answers the removal hands the leadership over once the
 		// answer is on its way (handOffIfRemoved).
 		s.log.Info("removed this node from the cluster; the next leader publishes /zookeeper/config", "id", op.ID)
-		s.handoffAt.Store(time.Now().UnixNano())
+		s.handoffAt.Store(monoNow())
 		return nil
 	}
 	var added *Peer

@@ -99,9 +99,9 @@ func (s *Server) onFanout(typ wire.EventType, path string, n int) {
 	s.metrics.notifications.WithLabelValues(typ.String()).Add(float64(n))
 	s.metrics.fanout.Observe(float64(n))
 	if n > s.cfg.FanoutLogThreshold && s.cfg.FanoutLogThreshold > 0 {
-		now := time.Now().UnixNano()
+		now := monoNow()
 		last := s.metrics.lastFanoutLog.Load()
-		if now-last > int64(fanoutLogInterval) && s.metrics.lastFanoutLog.CompareAndSwap(last, now) {
+		if (last == 0 || now-last > int64(fanoutLogInterval)) && s.metrics.lastFanoutLog.CompareAndSwap(last, now) {
 			s.log.Warn("one change notified many watchers (herd effect)", "path", path, "event", typ.String(),
 				"watchers", n, "threshold", s.cfg.FanoutLogThreshold)
 		}

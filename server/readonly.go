@@ -29,7 +29,7 @@ func (s *Server) readOnlyNow() bool {
 		return false
 	}
 	since := s.noLeaderSince.Load()
-	return since != 0 && time.Since(time.Unix(0, since)) >= s.cfg.readOnlyDelay()
+	return since != 0 && time.Duration(monoNow()-since) >= s.cfg.readOnlyDelay()
 }
 
 // trackLeader runs on every quorumWatch tick: it notes since when this
@@ -40,7 +40,7 @@ func (s *Server) readOnlyNow() bool {
 // read-only handshake racing the leader's return is ended on the next.
 func (s *Server) trackLeader(leader bool) {
 	if !leader {
-		s.noLeaderSince.CompareAndSwap(0, time.Now().UnixNano())
+		s.noLeaderSince.CompareAndSwap(0, monoNow())
 		return
 	}
 	s.noLeaderSince.Store(0)

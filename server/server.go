@@ -51,7 +51,7 @@ type Server struct {
 
 	nextConnID       atomic.Uint64
 	nextLocalSession atomic.Uint64
-	noLeaderSince    atomic.Int64 // unix ns since this node knows no leader; 0 with one (trackLeader)
+	noLeaderSince    atomic.Int64 // monoNow since this node knows no leader; 0 with one (trackLeader)
 	readOnlyServed   atomic.Bool  // a read-only session was served since the leader was last seen
 	stats            serverStats
 	metrics          *metrics
@@ -87,7 +87,7 @@ type Server struct {
 	// reconfigMu runs this leader's reconfigs one at a time (reconfig.go).
 	reconfigMu sync.Mutex
 	// handoffAt is when this leader's removal of itself was committed
-	// (unix ns), until it hands its leadership over; 0 otherwise
+	// (monoNow), until it hands its leadership over; 0 otherwise
 	// (handoff.go).
 	handoffAt atomic.Int64
 
