@@ -8,10 +8,11 @@ import (
 )
 
 // reattach opens a new connection to c's session, as a client does after
-// a lost connection (recorded like conn, under name).
+// a lost connection (recorded like conn, under name; on the next server
+// where there are several).
 func (r *run) reattach(c *conn, name string) *conn {
 	r.t.Helper()
-	k, err := dialSession(r, name, r.addr, c.sid, c.passwd)
+	k, err := dialSession(r, name, r.nextAddr(), c.sid, c.passwd)
 	if err != nil {
 		r.t.Fatalf("re-attaching %s to %s's session: %v", name, c.name, err)
 	}

@@ -53,12 +53,24 @@ type run struct {
 	times    map[int64]int64 // zxid -> ctime/mtime seen with it
 	sessions map[int64]string
 	problems []string
+	dials    int // connections opened, for nextAddr
 }
 
 // both runs scenario against ZooKeeper, then against a fresh Paddock,
 // and compares the transcripts. It skips the test when ZK_ORACLE is not
 // set.
 func both(t *testing.T, scenario func(r *run)) {
+	t.Helper()
+	bothWith(t, func(t *testing.T) string {
+		return zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second),
+			zktest.WithReapInterval(time.Hour), // the oracle checks every 60 s; no reaping mid-scenario
+			zktest.WithSuperDigest("super:"+server.DigestOf(superAuth))).Addr()
+	}, scenario)
+}
+
+// bothWith is both with the Paddock side's address from paddock (or
+// several, comma-separated: connections then go to each in turn).
+func bothWith(t *testing.T, paddock func(t *testing.T) string, scenario func(r *run)) {
 	t.Helper()
 	zkAddr := strings.TrimSpace(strings.Split(oracle.Addr(t), ",")[0])
 	base := fmt.Sprintf("/diff-%s-%08x", strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()), rand.Uint32())
@@ -72,9 +84,7 @@ func both(t *testing.T, scenario func(r *run)) {
 		ok = t.Run(name, func(t *testing.T) {
 			addr := zkAddr
 			if !zk {
-				addr = zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second),
-					zktest.WithReapInterval(time.Hour), // the oracle checks every 60 s; no reaping mid-scenario
-					zktest.WithSuperDigest("super:"+server.DigestOf(superAuth))).Addr()
+				addr = paddock(t)
 			}
 			r := &run{t: t, zk: zk, addr: addr, base: base, start: time.Now(),
 				zxids: map[int64]bool{}, times: map[int64]int64{}, sessions: map[int64]string{}}
@@ -134,7 +144,7 @@ func (r *run) cleanup() {
 	if !r.zk {
 		return
 	}
-	c, err := dial(r, "cleanup", r.addr)
+	c, err := dial(r, "cleanup", r.nextAddr())
 	if err != nil {
 		return
 	}
@@ -156,11 +166,21 @@ func (r *run) cleanup() {
 
 func (r *run) dialNamed(name string) *conn {
 	r.t.Helper()
-	c, err := dial(r, name, r.addr)
+	addr := r.nextAddr()
+	c, err := dial(r, name, addr)
 	if err != nil {
-		r.t.Fatalf("connecting %s to %s: %v", name, r.addr, err)
+		r.t.Fatalf("connecting %s to %s: %v", name, addr, err)
 	}
 	return c
+}
+
+// nextAddr is the server a new connection goes to: r.addr, or where
+// bothWith's paddock gave several, comma-separated, each in turn.
+func (r *run) nextAddr() string {
+	addrs := strings.Split(r.addr, ",")
+	a := addrs[r.dials%len(addrs)]
+	r.dials++
+	return a
 }
 
 // conn opens a new session named name (the name stands for its session

@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockzk/paddock/internal/wire"
+	"github.com/paddockzk/paddock/server"
+	"github.com/paddockzk/paddock/test/zktest"
 )
 
 // randomSeeds are the seeds TestRandomOperations always runs; set
@@ -41,6 +44,55 @@ func TestRandomOperations(t *testing.T) {
 			both(t, func(r *run) { newRandomScenario(r, seed).play(randomOps) })
 		})
 	}
+}
+
+// TestRandomOperationsOnAFollower plays the same scenarios with every
+// connection on one follower of a 3-node Paddock cluster: its clients'
+// writes are forwarded to the leader and answered once the follower has
+// applied them, so one node's clients see what ZooKeeper's standalone
+// server shows its clients, and the transcripts must be equal too.
+func TestRandomOperationsOnAFollower(t *testing.T) {
+	t.Parallel()
+	for _, seed := range scenarioSeeds(t) {
+		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			t.Parallel()
+			bothWith(t, followerOfACluster, func(r *run) { newRandomScenario(r, seed).play(randomOps) })
+		})
+	}
+}
+
+// TestRandomOperationsAcrossACluster plays the scenarios with the
+// connections spread over the three nodes of a Paddock cluster, each
+// session moved to the next node when it re-attaches, and a sync before
+// every read and every look at the notifications (ZooKeeper's way to read
+// another server's clients' writes; on the oracle, a standalone server,
+// the syncs change nothing): the transcripts must still be equal.
+func TestRandomOperationsAcrossACluster(t *testing.T) {
+	t.Parallel()
+	for _, seed := range scenarioSeeds(t) {
+		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			t.Parallel()
+			bothWith(t, func(t *testing.T) string { return strings.Join(testCluster(t).Servers(), ",") },
+				func(r *run) {
+					g := newRandomScenario(r, seed)
+					g.syncReads = true
+					g.play(randomOps)
+				})
+		})
+	}
+}
+
+// followerOfACluster starts a 3-node cluster and returns a follower's
+// client address.
+func followerOfACluster(t *testing.T) string {
+	c := testCluster(t)
+	return c.Servers()[(c.Leader()+1)%c.Size()]
+}
+
+// testCluster starts a 3-node cluster with both's settings.
+func testCluster(t *testing.T) *zktest.Cluster {
+	return zktest.StartCluster(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second),
+		zktest.WithReapInterval(time.Hour), zktest.WithSuperDigest("super:"+server.DigestOf(superAuth)))
 }
 
 // scenarioSeeds is randomSeeds, DIFF_RANDOM_SEED alone if set, plus
@@ -82,6 +134,10 @@ type randomScenario struct {
 	modes   map[string]wire.AddWatchMode
 	seq     []string // sequential nodes created (relative paths)
 	zxids   []int64  // the reply zxids seen, in order
+	// syncReads sends a sync before every read, every watch set or
+	// removed and every look at the notifications: the sessions are on
+	// different servers, and a server serves what it has applied.
+	syncReads bool
 }
 
 func newRandomScenario(r *run, seed uint64) *randomScenario {
@@ -101,13 +157,33 @@ func (g *randomScenario) play(n int) {
 	for range n {
 		g.step()
 		if g.rng.IntN(4) == 0 {
-			g.r.events(g.any())
+			g.events(g.any())
 		}
 	}
 	for _, c := range g.conns {
-		g.r.events(c)
+		g.events(c)
 	}
-	g.r.events(g.watcher)
+	g.events(g.watcher)
+}
+
+// fresh syncs c first when its server may lag behind the writes of
+// another server's clients (syncReads).
+func (g *randomScenario) fresh(c *conn) {
+	if g.syncReads {
+		g.r.do(c, wire.OpSync, &wire.PathRequest{Path: g.r.base})
+	}
+}
+
+// events records c's notifications, once c's server has caught up.
+func (g *randomScenario) events(c *conn) {
+	g.fresh(c)
+	g.r.events(c)
+}
+
+// eventsUnordered is events for a batch in an order ZooKeeper leaves open.
+func (g *randomScenario) eventsUnordered(c *conn) {
+	g.fresh(c)
+	g.r.eventsUnordered(c)
 }
 
 func (g *randomScenario) any() *conn { return g.conns[g.rng.IntN(len(g.conns))] }
@@ -175,31 +251,40 @@ func (g *randomScenario) step() {
 	case x < 46:
 		res = r.del(c, g.path(), g.version())
 	case x < 55:
+		g.fresh(c)
 		res = r.get(c, g.path(), g.rng.IntN(2) == 0)
 	case x < 62:
+		g.fresh(c)
 		res = r.exists(c, g.path(), g.rng.IntN(2) == 0)
 	case x < 69:
+		g.fresh(c)
 		res = r.children(c, g.path(), g.rng.IntN(2) == 0)
 	case x < 72:
+		g.fresh(c)
 		res = r.do(c, wire.OpGetChildren, &wire.PathWatchRequest{Path: r.p(g.path()), Watch: g.rng.IntN(2) == 0})
 	case x < 80:
 		res = g.multi(c)
 	case x < 82:
+		g.fresh(c)
 		res = r.multiRead(c, g.readOps()...)
 	case x < 85:
 		res = r.setACL(c, g.path(), g.acl(), g.version())
 	case x < 87:
+		g.fresh(c)
 		res = r.getACL(c, g.path())
 	case x < 90:
 		typ := []wire.WatcherType{wire.WatcherChildren, wire.WatcherData, wire.WatcherAny}[g.rng.IntN(3)]
+		g.fresh(c)
 		res = r.do(c, wire.OpRemoveWatches, &wire.WatchesRequest{Path: r.p(g.path()), Type: typ})
 	case x < 92:
 		res = g.addWatch()
 	case x < 93:
 		res = r.do(c, wire.OpSync, &wire.PathRequest{Path: r.p(g.path())})
 	case x < 95:
+		g.fresh(c)
 		res = r.do(c, wire.OpGetAllChildrenNumber, &wire.PathRequest{Path: r.p(g.path())})
 	case x < 96:
+		g.fresh(c)
 		res = r.do(c, wire.OpGetEphemerals, &wire.PathRequest{Path: r.p(g.path())})
 	case x < 98:
 		g.reattach()
@@ -230,6 +315,7 @@ func (g *randomScenario) addWatch() result {
 		mode = []wire.AddWatchMode{wire.AddWatchPersistent, wire.AddWatchPersistentRecursive}[g.rng.IntN(2)]
 		g.modes[rel] = mode
 	}
+	g.fresh(g.watcher) // a watch starts from what its server has applied
 	return g.r.addWatch(g.watcher, rel, mode)
 }
 
@@ -278,7 +364,7 @@ func (g *randomScenario) readOps() []wire.MultiOp {
 func (g *randomScenario) reattach() {
 	i := g.rng.IntN(len(g.conns))
 	old := g.conns[i]
-	g.r.events(old)
+	g.events(old)
 	k := g.r.reattach(old, old.name+"'")
 	old.closed = true
 	g.conns[i] = k
@@ -304,9 +390,10 @@ func (g *randomScenario) setWatches(c *conn) {
 		}
 		return ps
 	}
+	g.fresh(c)
 	g.r.do(c, wire.OpSetWatches, &wire.SetWatches{RelativeZxid: rel,
 		DataWatches: paths(), ExistWatches: paths(), ChildWatches: paths()})
-	g.r.events(c)
+	g.events(c)
 }
 
 // closeSession closes one of the sessions (its ephemerals go, in an order
@@ -318,10 +405,10 @@ func (g *randomScenario) closeSession() {
 	g.conns[i].closed = true
 	for j, c := range g.conns {
 		if j != i {
-			g.r.eventsUnordered(c)
+			g.eventsUnordered(c)
 		}
 	}
-	g.r.eventsUnordered(g.watcher)
+	g.eventsUnordered(g.watcher)
 	g.closed++
 	g.conns[i] = g.r.conn(fmt.Sprintf("%s.%d", g.names[i], g.closed))
 	if i == 2 {
