@@ -560,12 +560,19 @@ func proposeSecret(n *raftNode) error {
 }
 
 // syncFuture resolves once this node has applied everything the leader
-// had committed when the sync arrived (ZooKeeper's sync).
+// had committed when the sync arrived (ZooKeeper's sync). A sync that
+// finds no leader (one moving: a transfer, an election) waits for the
+// next, up to the propose timeout, as a write waits in Raft's queue: it
+// changes nothing, so sending it again is safe.
 func (s *Server) syncFuture() raft.ApplyFuture {
 	ff := &fwdFuture{done: make(chan struct{}), res: &fsm.Result{}}
 	go func() {
 		defer close(ff.done)
-		idx, err := s.syncIndex()
+		var idx int64
+		err := s.untilLeader(time.Now().Add(s.proposeTimeout()), func() (err error) {
+			idx, err = s.syncIndex()
+			return err
+		})
 		if err == nil {
 			err = s.waitApplied(idx, DefaultProposeTimeout)
 		}

@@ -220,10 +220,15 @@ type forwarder struct {
 
 	dialMu sync.Mutex // held while dialing (connect)
 
-	mu      sync.Mutex
-	conn    net.Conn
-	w       *frameWriter // conn's
-	target  string
+	mu     sync.Mutex
+	conn   net.Conn
+	w      *frameWriter // conn's
+	target string
+	// term is the Raft term conn was dialed in: a leader takes a
+	// connection's writes only within one leadership (serveForward), so
+	// a connection from an earlier term, even to the same node leading
+	// again, is replaced rather than refused.
+	term    uint64
 	nextID  uint64
 	pending map[uint64]*fwdCall
 	closed  bool // close was called: no more connections
@@ -240,25 +245,26 @@ func newForwarder(s *Server) *forwarder {
 // a time): the FSM goroutine takes f.mu to resolve this node's forwarded
 // writes (resolveLocal), and a dial may take seconds.
 func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
-	addr, id := f.s.node.r.LeaderWithID()
+	addr, id := f.awaitLeader()
 	if addr == "" {
 		return nil, nil, errNoLeader
 	}
+	term := f.s.node.r.CurrentTerm()
 	if a, ok := f.s.cfg.peerAddr(string(id)); ok {
 		addr = raft.ServerAddress(a) // not the address it advertises (peerAddr)
 	}
-	if c, w := f.current(string(addr)); c != nil {
+	if c, w := f.current(string(addr), term); c != nil {
 		return c, w, nil
 	}
 	f.dialMu.Lock()
 	defer f.dialMu.Unlock()
 	f.mu.Lock()
-	if f.conn != nil && f.target == string(addr) {
+	if f.conn != nil && f.target == string(addr) && f.term == term {
 		defer f.mu.Unlock()
 		return f.conn, f.w, nil // another caller dialed meanwhile
 	}
 	if f.conn != nil {
-		f.retireLocked(f.conn) // to the previous leader: send nothing more there
+		f.retireLocked(f.conn) // to the previous leadership: send nothing more there
 	}
 	closed := f.closed
 	f.mu.Unlock()
@@ -275,16 +281,40 @@ func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
 		_ = c.Close()
 		return nil, nil, errFwdConn
 	}
-	f.conn, f.w, f.target = c, newFrameWriter(c, f.s.cfg.WriteTimeout), string(addr)
+	f.conn, f.w, f.target, f.term = c, newFrameWriter(c, f.s.cfg.WriteTimeout), string(addr), term
 	go f.readLoop(c)
 	return c, f.w, nil
 }
 
-// current returns the leader connection if it goes to addr.
-func (f *forwarder) current(addr string) (net.Conn, *frameWriter) {
+// awaitLeader returns the leader Raft knows, waiting for one if it knows
+// none: leadership is moving (a transfer, which takes milliseconds, or an
+// election). It waits at most the propose timeout, as a write waits for
+// room in Raft's queue, and returns "" if no leader came (or the server
+// is stopping). Nothing of the caller's has been sent yet, so a request
+// that waits here keeps its place in its connection's order.
+func (f *forwarder) awaitLeader() (raft.ServerAddress, raft.ServerID) {
+	addr, id := f.s.node.r.LeaderWithID()
+	if addr != "" {
+		return addr, id
+	}
+	deadline := time.Now().Add(f.s.proposeTimeout())
+	for wait := time.Millisecond; addr == "" && time.Now().Before(deadline); wait = min(2*wait, 20*time.Millisecond) {
+		select {
+		case <-f.s.ctx.Done():
+			return "", ""
+		case <-time.After(wait): // Raft has no notice of a follower learning its leader
+		}
+		addr, id = f.s.node.r.LeaderWithID()
+	}
+	return addr, id
+}
+
+// current returns the leader connection if it goes to addr and was
+// dialed in term.
+func (f *forwarder) current(addr string, term uint64) (net.Conn, *frameWriter) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.conn != nil && f.target == addr {
+	if f.conn != nil && f.target == addr && f.term == term {
 		return f.conn, f.w
 	}
 	return nil, nil
