@@ -89,8 +89,15 @@ func bothWith(t *testing.T, paddock func(t *testing.T) string, scenario func(r *
 			r := &run{t: t, zk: zk, addr: addr, base: base, start: time.Now(),
 				zxids: map[int64]bool{}, times: map[int64]int64{}, sessions: map[int64]string{}}
 			t.Cleanup(r.cleanup)
+			done := false
+			defer func() {
+				if !done { // a Fatal: show how far the scenario got
+					t.Logf("transcript up to the failure:\n%s", strings.Join(r.render(), "\n"))
+				}
+			}()
 			r.setup()
 			scenario(r)
+			done = true
 			got[i] = r.render()
 			for _, p := range r.problems {
 				t.Error(p)

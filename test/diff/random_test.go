@@ -82,6 +82,64 @@ func TestRandomOperationsAcrossACluster(t *testing.T) {
 	}
 }
 
+// TestRandomOperationsWhileLeadershipMoves is
+// TestRandomOperationsAcrossACluster with the cluster's leadership handed
+// to another node now and then between two requests (ZooKeeper's side
+// only notes it), once every node knows the new leader: a transfer must
+// then cost Paddock's clients nothing they can see, no error, no lost
+// watch, no session moved. (A write that a node forwards to the old
+// leader before it has heard of the new one is refused, and its client
+// sees ConnectionLoss, as ZooKeeper's clients do on every change of
+// leader; TestClusterOldLeaderServesRightAfterATransfer covers what is
+// sent at once on the old leader itself.)
+func TestRandomOperationsWhileLeadershipMoves(t *testing.T) {
+	t.Parallel()
+	for _, seed := range scenarioSeeds(t) {
+		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			t.Parallel()
+			var cl *zktest.Cluster
+			bothWith(t, func(t *testing.T) string {
+				cl = testCluster(t)
+				return strings.Join(cl.Servers(), ",")
+			}, func(r *run) {
+				g := newRandomScenario(r, seed)
+				g.syncReads = true
+				g.between = func() {
+					r.note("leadership moves")
+					if !r.zk {
+						moveLeadership(r.t, cl)
+					}
+				}
+				g.play(randomOps)
+			})
+		})
+	}
+}
+
+// moveLeadership hands cl's leadership to another node and waits until
+// every node names the new leader.
+func moveLeadership(t *testing.T, cl *zktest.Cluster) {
+	t.Helper()
+	if err := cl.Node(cl.Leader()).Server().TransferLeadership(""); err != nil {
+		t.Fatalf("leadership transfer: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l := cl.Node(cl.Leader()).Server().Leader()
+		agree := l != ""
+		for i := range cl.Size() {
+			agree = agree && cl.Node(i).Server().Leader() == l
+		}
+		if agree {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes do not agree on a leader after a transfer")
+		}
+		time.Sleep(time.Millisecond) // a poll interval: no notice of a follower learning its leader
+	}
+}
+
 // followerOfACluster starts a 3-node cluster and returns a follower's
 // client address.
 func followerOfACluster(t *testing.T) string {
@@ -138,6 +196,8 @@ type randomScenario struct {
 	// removed and every look at the notifications: the sessions are on
 	// different servers, and a server serves what it has applied.
 	syncReads bool
+	// between, if set, runs now and then between two requests.
+	between func()
 }
 
 func newRandomScenario(r *run, seed uint64) *randomScenario {
@@ -155,6 +215,9 @@ func newRandomScenario(r *run, seed uint64) *randomScenario {
 // connection got now and then and at the end.
 func (g *randomScenario) play(n int) {
 	for range n {
+		if g.rng.IntN(50) == 0 && g.between != nil {
+			g.between()
+		}
 		g.step()
 		if g.rng.IntN(4) == 0 {
 			g.events(g.any())
