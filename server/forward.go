@@ -243,9 +243,13 @@ func newForwarder(s *Server) *forwarder {
 // connect returns a connection to the current leader and its writer,
 // dialing if needed. It dials without f.mu (dialMu keeps it to one dial at
 // a time): the FSM goroutine takes f.mu to resolve this node's forwarded
-// writes (resolveLocal), and a dial may take seconds.
-func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
-	addr, id := f.awaitLeader()
+// writes (resolveLocal), and a dial may take seconds. With await, a node
+// that knows no leader waits for one (awaitLeader).
+func (f *forwarder) connect(await bool) (net.Conn, *frameWriter, error) {
+	addr, id := f.s.node.r.LeaderWithID()
+	if addr == "" && await {
+		addr, id = f.awaitLeader()
+	}
 	if addr == "" {
 		return nil, nil, errNoLeader
 	}
@@ -286,17 +290,16 @@ func (f *forwarder) connect() (net.Conn, *frameWriter, error) {
 	return c, f.w, nil
 }
 
-// awaitLeader returns the leader Raft knows, waiting for one if it knows
-// none: leadership is moving (a transfer, which takes milliseconds, or an
-// election). It waits at most the propose timeout, as a write waits for
-// room in Raft's queue, and returns "" if no leader came (or the server
-// is stopping). Nothing of the caller's has been sent yet, so a request
-// that waits here keeps its place in its connection's order.
+// awaitLeader waits for Raft to know a leader, for a request that came
+// while it knew none: leadership is moving (a transfer, which takes
+// milliseconds, or an election). It waits at most the propose timeout, as
+// a write waits for room in Raft's queue, and returns "" if no leader
+// came (or the server is stopping). Nothing of the caller's has been sent
+// yet, so a request that waits here keeps its place in its connection's
+// order.
 func (f *forwarder) awaitLeader() (raft.ServerAddress, raft.ServerID) {
-	addr, id := f.s.node.r.LeaderWithID()
-	if addr != "" {
-		return addr, id
-	}
+	var addr raft.ServerAddress
+	var id raft.ServerID
 	deadline := time.Now().Add(f.s.proposeTimeout())
 	for wait := time.Millisecond; addr == "" && time.Now().Before(deadline); wait = min(2*wait, 20*time.Millisecond) {
 		select {
@@ -428,7 +431,7 @@ func (f *forwarder) waitingOn(c net.Conn) int {
 
 // touch sends a batch of session touches (best effort).
 func (f *forwarder) touch(ids []int64) {
-	c, w, err := f.connect()
+	c, w, err := f.connect(false) // best effort: the next batch goes to the next leader
 	if err != nil {
 		return
 	}

@@ -145,7 +145,7 @@ func (f *forwarder) start(req *fwdRequest, tagged bool, lane *fwdLane) (call *fw
 		}()
 	}
 	for attempt := 0; ; attempt++ {
-		c, w, err := f.connect()
+		c, w, err := f.connect(true)
 		if err != nil {
 			return nil, err
 		}
