@@ -258,6 +258,36 @@ func (r *run) doXid(c *conn, xid int32, op wire.OpCode, req wire.Record) result 
 	return res
 }
 
+// request is one request of a pipeline.
+type request struct {
+	op  wire.OpCode
+	req wire.Record
+}
+
+// doPipelined sends every request on c before reading any reply, then
+// records each with its outcome, in order, and returns the outcomes.
+func (r *run) doPipelined(c *conn, reqs []request) []result {
+	r.t.Helper()
+	xids := make([]int32, len(reqs))
+	for i, q := range reqs {
+		xid, err := c.send(0, q.op, q.req)
+		if err != nil {
+			c.closed = true
+		}
+		xids[i] = xid
+	}
+	out := make([]result, len(reqs))
+	for i, q := range reqs {
+		res := c.answer(xids[i], q.op)
+		r.register(res.resp)
+		d := r.desc(q.op, q.req)
+		name := c.name
+		r.line(func(n *norm) string { return fmt.Sprintf("%s: (pipelined) %s -> %s", name, d, n.result(r, res)) })
+		out[i] = res
+	}
+	return out
+}
+
 // doDiffer sends a request on whose answer the servers are known to
 // differ: its code must be zk on ZooKeeper and pd on Paddock. The reply's
 // zxids are not ranked with the scenario's.

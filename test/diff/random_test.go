@@ -28,7 +28,8 @@ const randomOps = 400
 // TTL (their reapers run on timers), setData, delete and setACL with
 // right and wrong versions, reads with and without watches, multi and
 // multiRead with failing sub-operations, removeWatches, sync,
-// getAllChildrenNumber, getEphemerals, and sessions closed (their
+// getAllChildrenNumber, getEphemerals, pipelines of two to five reads and
+// writes sent before any reply is read, and sessions closed (their
 // ephemerals deleted, with notifications) and replaced. Paths come from a
 // small set of names three deep, so requests meet each other's nodes
 // (and missing parents, non-empty nodes, ephemeral parents). What the
@@ -306,7 +307,7 @@ func (g *randomScenario) acl() []wire.ACL {
 func (g *randomScenario) step() {
 	r, c := g.r, g.any()
 	var res result
-	switch x := g.rng.IntN(100); {
+	switch x := g.rng.IntN(108); {
 	case x < 24:
 		res = g.create(c, g.path())
 	case x < 35:
@@ -351,8 +352,10 @@ func (g *randomScenario) step() {
 		res = r.do(c, wire.OpGetEphemerals, &wire.PathRequest{Path: r.p(g.path())})
 	case x < 98:
 		g.reattach()
-	default:
+	case x < 100:
 		g.closeSession()
+	default:
+		g.pipelined(c)
 	}
 	if res.zxid > 0 {
 		g.zxids = append(g.zxids, res.zxid)
@@ -361,12 +364,34 @@ func (g *randomScenario) step() {
 
 // create sends a create2 and notes the name of a sequential node made.
 func (g *randomScenario) create(c *conn, rel string) result {
-	mode := g.mode()
-	res := g.r.do(c, wire.OpCreate2, &wire.CreateRequest{Path: g.r.p(rel), Data: []byte(g.data()), ACL: g.acl(), Flags: mode})
-	if res.code == wire.OK && mode.IsSequential() {
-		g.seq = append(g.seq, strings.TrimPrefix(res.resp.(*wire.Create2Response).Path, g.r.base))
-	}
+	q := g.createReq(rel)
+	res := g.r.do(c, q.op, q.req)
+	g.learn(q, res)
 	return res
+}
+
+func (g *randomScenario) createReq(rel string) request {
+	return request{wire.OpCreate2, &wire.CreateRequest{Path: g.r.p(rel), Data: []byte(g.data()), ACL: g.acl(), Flags: g.mode()}}
+}
+
+// learn notes the sequential nodes q made.
+func (g *randomScenario) learn(q request, res result) {
+	if res.code != wire.OK {
+		return
+	}
+	switch x := res.resp.(type) {
+	case *wire.Create2Response:
+		if q.req.(*wire.CreateRequest).Flags.IsSequential() {
+			g.seq = append(g.seq, strings.TrimPrefix(x.Path, g.r.base))
+		}
+	case *wire.MultiResponse:
+		ops := q.req.(*wire.MultiRequest).Ops
+		for i, mr := range x.Results {
+			if cr, ok := mr.Resp.(*wire.CreateResponse); ok && ops[i].Req.(*wire.CreateRequest).Flags.IsSequential() {
+				g.seq = append(g.seq, strings.TrimPrefix(cr.Path, g.r.base))
+			}
+		}
+	}
 }
 
 // addWatch adds a persistent or persistent-recursive watch on watcher,
@@ -384,6 +409,13 @@ func (g *randomScenario) addWatch() result {
 
 // multi sends two to four write sub-operations, any of which may fail.
 func (g *randomScenario) multi(c *conn) result {
+	q := g.multiReq()
+	res := g.r.do(c, q.op, q.req)
+	g.learn(q, res)
+	return res
+}
+
+func (g *randomScenario) multiReq() request {
 	ops := make([]wire.MultiOp, 2+g.rng.IntN(3))
 	for i := range ops {
 		switch g.rng.IntN(4) {
@@ -397,15 +429,50 @@ func (g *randomScenario) multi(c *conn) result {
 			ops[i] = g.r.mCheck(g.path(), g.version())
 		}
 	}
-	res := g.r.multi(c, ops...)
-	if m, ok := res.resp.(*wire.MultiResponse); ok && res.code == wire.OK {
-		for i, mr := range m.Results {
-			if cr, ok := mr.Resp.(*wire.CreateResponse); ok && ops[i].Req.(*wire.CreateRequest).Flags.IsSequential() {
-				g.seq = append(g.seq, strings.TrimPrefix(cr.Path, g.r.base))
-			}
+	return request{wire.OpMulti, &wire.MultiRequest{Ops: ops}}
+}
+
+// pipelined sends two to five requests on c before reading any reply
+// (after a sync, with syncReads): each must be answered as if sent alone,
+// in order, a read seeing the writes before it.
+func (g *randomScenario) pipelined(c *conn) {
+	var reqs []request
+	if g.syncReads {
+		reqs = append(reqs, request{wire.OpSync, &wire.PathRequest{Path: g.r.base}})
+	}
+	for range 2 + g.rng.IntN(4) {
+		reqs = append(reqs, g.plainReq())
+	}
+	for i, res := range g.r.doPipelined(c, reqs) {
+		g.learn(reqs[i], res)
+		if res.zxid > 0 {
+			g.zxids = append(g.zxids, res.zxid)
 		}
 	}
-	return res
+}
+
+// plainReq draws a request of one connection's own: a write or a read.
+func (g *randomScenario) plainReq() request {
+	p := g.r.p(g.path())
+	watch := g.rng.IntN(2) == 0
+	switch x := g.rng.IntN(10); {
+	case x < 3:
+		return g.createReq(g.path())
+	case x < 4:
+		return request{wire.OpSetData, &wire.SetDataRequest{Path: p, Data: []byte(g.data()), Version: g.version()}}
+	case x < 5:
+		return request{wire.OpDelete, &wire.DeleteRequest{Path: p, Version: g.version()}}
+	case x < 6:
+		return g.multiReq()
+	case x < 7:
+		return request{wire.OpGetData, &wire.PathWatchRequest{Path: p, Watch: watch}}
+	case x < 8:
+		return request{wire.OpExists, &wire.PathWatchRequest{Path: p, Watch: watch}}
+	case x < 9:
+		return request{wire.OpGetChildren2, &wire.PathWatchRequest{Path: p, Watch: watch}}
+	default:
+		return request{wire.OpMultiRead, &wire.MultiRequest{Ops: g.readOps()}}
+	}
 }
 
 func (g *randomScenario) readOps() []wire.MultiOp {

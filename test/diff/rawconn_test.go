@@ -169,6 +169,15 @@ func (c *conn) callXid(xid int32, op wire.OpCode, req wire.Record) result {
 		c.closed = true
 		return result{code: errClosed}
 	}
+	return c.answer(xid, op)
+}
+
+// answer reads and decodes the reply to the request op sent with xid.
+func (c *conn) answer(xid int32, op wire.OpCode) result {
+	c.r.t.Helper()
+	if c.closed {
+		return result{code: errClosed}
+	}
 	h, d, err := c.reply(xid)
 	if err != nil {
 		return result{code: errClosed}
