@@ -373,8 +373,12 @@ const retiredAnswerTimeout = time.Second
 // retireLocked stops sending on c, the connection to a leader this node
 // has moved on from. Its writes fail at once, as on a broken connection
 // (a client's later writes go to the new leader, and may not be applied
-// while an earlier one could still be). Its syncs and membership changes
-// keep waiting for their answers, which the former leader sends as it
+// while an earlier one could still be), but for a client connection's
+// only write in flight, which waits for its answer like a sync: its
+// client's next write takes another route, so it breaks the lane (and
+// fails) while that one is unanswered, and a refusal of it unproposed is
+// sent again (fwdretry.go). Its syncs and membership changes keep
+// waiting for their answers, which the former leader sends as it
 // would have (a sync it refuses is tried at the next leader): a reconfig
 // that removed the leader, forwarded from here, was answered ConnectionLoss
 // when the new leader, which the removed one hands over to at once
@@ -386,7 +390,7 @@ func (f *forwarder) retireLocked(c net.Conn) {
 	}
 	f.conn, f.w = nil, nil
 	for id, call := range f.pending {
-		if call.conn != c || call.outlives {
+		if call.conn != c || call.outlives || call.lone() {
 			continue
 		}
 		delete(f.pending, id)

@@ -42,6 +42,11 @@ type fwdLane struct {
 	route    any  // of the writes in flight: a leader net.Conn, or a localRoute
 	inflight int  // started and not yet answered
 	broken   bool // a write's fate is unknown: refuse the rest
+	// sendMu is held, apart from forwarder.mu, by whoever registers and
+	// sends a write of the lane (the connection's reader in start, or a
+	// resend, fwdretry.go), so that writes go out in the order they were
+	// registered in.
+	sendMu sync.Mutex
 }
 
 // localRoute is the route of writes this node proposes as leader of a
@@ -118,6 +123,10 @@ type fwdCall struct {
 	tagged bool              // may be resolved by the local apply of its entry
 	lane   *fwdLane          // a client connection's write, or nil
 	conn   net.Conn          // the leader connection it was sent on
+	term   uint64            // the Raft term conn was dialed in
+	req    *fwdRequest       // a client connection's write, for a resend (fwdretry.go)
+	// resends counts how often the write was sent again.
+	resends int
 	// outlives is set for a sync or a membership change: answered on
 	// its connection after this node has moved on to a new leader
 	// (forwarder.retireLocked), since it takes no part in the order of
@@ -131,6 +140,8 @@ type fwdCall struct {
 // if it fails.
 func (f *forwarder) start(req *fwdRequest, tagged bool, lane *fwdLane) (call *fwdCall, err error) {
 	if lane != nil {
+		lane.sendMu.Lock()
+		defer lane.sendMu.Unlock()
 		defer func() {
 			if err != nil {
 				// Not sent (no leader known yet, the leader connection
@@ -185,8 +196,11 @@ func (f *forwarder) register(c net.Conn, req *fwdRequest, tagged bool, lane *fwd
 	if tagged {
 		req.Tag = fwdTag(f.epoch, req.ID)
 	}
-	call := &fwdCall{id: req.ID, ch: make(chan *fwdResponse, 1), tagged: tagged, lane: lane, conn: c,
+	call := &fwdCall{id: req.ID, ch: make(chan *fwdResponse, 1), tagged: tagged, lane: lane, conn: c, term: f.term,
 		outlives: req.Kind == fwdSync || req.Kind == fwdMembership}
+	if lane != nil {
+		call.req = req
+	}
 	f.pending[req.ID] = call
 	return call, nil
 }
@@ -209,8 +223,14 @@ func (f *forwarder) wait(call *fwdCall, timeout time.Duration) (*fwdResponse, er
 	}
 	if call.lane != nil {
 		f.mu.Lock()
-		call.lane.leave(resp == nil || resp.Err != "")
+		resend := call.mayResend(resp)
+		if !resend {
+			call.lane.leave(resp == nil || resp.Err != "")
+		}
 		f.mu.Unlock()
+		if resend {
+			return f.resend(call, timeout)
+		}
 	}
 	switch {
 	case resp == nil:

@@ -10,32 +10,44 @@ import (
 )
 
 // When this node moves on to a new leader, the connection to the former
-// one stops taking calls: its writes fail at once, its syncs and
-// membership changes get the answers the former leader sends, and it
-// closes once they have them. (Every call on it failed: a reconfig that
-// removed the leader, forwarded from here, was answered ConnectionLoss
-// when the successor the removed leader hands over to became known before
-// its answer was read.)
+// one stops taking calls: its writes fail at once, but for a client
+// connection's only write in flight, which, as its syncs and membership
+// changes, gets the answer the former leader sends; it closes once they
+// have them. (Every call on it failed: a reconfig that removed the
+// leader, forwarded from here, was answered ConnectionLoss when the
+// successor the removed leader hands over to became known before its
+// answer was read.)
 func TestRetiredLeaderConnectionAnswersItsSyncsAndMembershipChanges(t *testing.T) {
 	f, c1, leaderEnd := pipedForwarder(t)
-	var lane fwdLane
+	var lane, loneLane fwdLane
 	write, err := f.register(c1, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.NoError(t, err)
+	next, err := f.register(c1, &fwdRequest{Kind: fwdApply}, true, &lane)
+	require.NoError(t, err)
+	lone, err := f.register(c1, &fwdRequest{Kind: fwdApply}, true, &loneLane)
 	require.NoError(t, err)
 	membership, err := f.register(c1, &fwdRequest{Kind: fwdMembership}, false, nil)
 	require.NoError(t, err)
 	syncCall, err := f.register(c1, &fwdRequest{Kind: fwdSync}, false, nil)
 	require.NoError(t, err)
 	readAndRetire(f, c1)
-	_, err = f.wait(write, time.Second)
-	require.EqualError(t, err, errFwdConn.Error(), "a write on a former leader's connection fails at once")
+	for _, call := range []*fwdCall{write, next} {
+		_, err = f.wait(call, time.Second)
+		require.EqualError(t, err, errFwdConn.Error(), "a write on a former leader's connection, not its client's only one, fails at once")
+	}
 	require.True(t, lane.broken, "and its client's later writes with it")
 
 	w := newFrameWriter(leaderEnd.c, time.Second)
+	require.NoError(t, w.send(&fwdResponse{ID: lone.id, Index: 7}))
+	resp, err := f.wait(lone, 5*time.Second)
+	require.NoError(t, err, "a client's only write in flight gets the former leader's answer")
+	require.EqualValues(t, 7, resp.Index)
+	require.False(t, loneLane.broken)
 	require.NoError(t, w.send(&fwdResponse{ID: membership.id}))
 	_, err = f.wait(membership, 5*time.Second)
 	require.NoError(t, err, "the membership change gets the former leader's answer")
 	require.NoError(t, w.send(&fwdResponse{ID: syncCall.id, Index: 42}))
-	resp, err := f.wait(syncCall, 5*time.Second)
+	resp, err = f.wait(syncCall, 5*time.Second)
 	require.NoError(t, err)
 	require.EqualValues(t, 42, resp.Index)
 	select {
