@@ -100,19 +100,13 @@ func TestClusterOldLeaderServesRightAfterATransfer(t *testing.T) {
 // flight, it goes again to the new leader instead of failing with
 // ConnectionLoss.
 func TestClusterLoneWriteThroughALaggingFollowerAfterATransfer(t *testing.T) {
-	c := zktest.StartCluster(t, 3)
-	l := c.Leader()
-	slow, fast := (l+1)%3, (l+2)%3
-	cl, _ := connect(t, []string{c.Servers()[slow]})
+	lag := newLaggingFollower(t)
+	cl, _ := connect(t, []string{lag.c.Servers()[lag.slow]})
 	_, err := cl.Create("/t", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
-	c.Slow(slow, 20*time.Millisecond)
+	lag.c.Slow(lag.slow, 20*time.Millisecond)
 	for round := range 6 {
-		from, to := l, fast
-		if round%2 == 1 {
-			from, to = fast, l
-		}
-		require.NoError(t, c.Node(from).Server().TransferLeadership(strconv.Itoa(to+1)), "round %d", round)
+		lag.transfer(round)
 		_, err := cl.Create(fmt.Sprintf("/t/n-%02d", round), nil, 0, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err, "round %d: a write through the lagging follower right after the transfer", round)
 	}
@@ -123,10 +117,9 @@ func TestClusterLoneWriteThroughALaggingFollowerAfterATransfer(t *testing.T) {
 // transfer may fail, but the second never lands without the first (the
 // first is not sent again once the second is in flight).
 func TestClusterPipelinedWritesThroughALaggingFollowerLeaveNoGap(t *testing.T) {
-	c := zktest.StartCluster(t, 3)
-	l := c.Leader()
-	slow, fast := (l+1)%3, (l+2)%3
-	check, _ := connect(t, []string{c.Servers()[fast]})
+	lag := newLaggingFollower(t)
+	c, slow := lag.c, lag.slow
+	check, _ := connect(t, []string{c.Servers()[lag.fast]})
 	_, err := check.Create("/p", nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 	nc, err := net.Dial("tcp", c.Servers()[slow])
@@ -138,11 +131,7 @@ func TestClusterPipelinedWritesThroughALaggingFollowerLeaveNoGap(t *testing.T) {
 	c.Slow(slow, 20*time.Millisecond)
 	failed := 0
 	for round := range 6 {
-		from, to := l, fast
-		if round%2 == 1 {
-			from, to = fast, l
-		}
-		require.NoError(t, c.Node(from).Server().TransferLeadership(strconv.Itoa(to+1)), "round %d", round)
+		lag.transfer(round)
 		first, second := fmt.Sprintf("/p/a-%02d", round), fmt.Sprintf("/p/b-%02d", round)
 		for i, p := range []string{first, second} {
 			rawSend(t, nc, &wire.RequestHeader{Xid: int32(2*round + i + 1), Op: wire.OpCreate},
@@ -163,6 +152,29 @@ func TestClusterPipelinedWritesThroughALaggingFollowerLeaveNoGap(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 6 pipelines failed", failed)
+}
+
+// laggingFollower is a 3-node cluster whose leadership moves between
+// two nodes while the third (slow) hears of it late.
+type laggingFollower struct {
+	t                  *testing.T
+	c                  *zktest.Cluster
+	leader, slow, fast int
+}
+
+func newLaggingFollower(t *testing.T) *laggingFollower {
+	c := zktest.StartCluster(t, 3)
+	l := c.Leader()
+	return &laggingFollower{t: t, c: c, leader: l, slow: (l + 1) % 3, fast: (l + 2) % 3}
+}
+
+// transfer hands the leadership from one fast node to the other.
+func (lag *laggingFollower) transfer(round int) {
+	from, to := lag.leader, lag.fast
+	if round%2 == 1 {
+		from, to = lag.fast, lag.leader
+	}
+	require.NoError(lag.t, lag.c.Node(from).Server().TransferLeadership(strconv.Itoa(to+1)), "round %d", round)
 }
 
 // readCodes reads up to n replies' error codes from nc (fewer if it
