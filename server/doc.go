@@ -26,11 +26,17 @@
 //     follower sends them in order on one leader connection and the leader
 //     proposes them as it reads them; after a write whose fate is unknown,
 //     or when the leader or its term changes under unanswered writes, the
-//     connection's later writes fail and it closes (fwdorder.go). A write
+//     connection's later writes fail and it closes (fwdorder.go). A
+//     write or sync that finds no leader waits for one (up to
+//     cfg.ProposeTimeout); a connection's only write in flight that a
+//     former leader refused unproposed is sent again (fwdretry.go). A write
 //     Raft refuses before appending it (its queue stayed full for
 //     cfg.ProposeTimeout) ends its connection at once: nothing read after
 //     it is proposed (enqueue).
 //     sync makes the local node catch up with the last committed write.
+//   - Every Raft future the server waits on ends once Raft has stopped,
+//     also one hashicorp/raft left unanswered in its queues (raftstop.go).
+//     Timestamps compared as durations are monotonic (monotime.go).
 //     A follower that installs a snapshot closes its client connections
 //     (snapshotInstalled): the tree changed without watch events.
 //   - A leader keeps one AppendEntries in flight per follower and sends
