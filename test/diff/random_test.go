@@ -199,6 +199,7 @@ type randomScenario struct {
 	syncReads bool
 	// between, if set, runs now and then between two requests.
 	between func()
+	synced  bool // the request being sent follows a sync (syncReads)
 }
 
 func newRandomScenario(r *run, seed uint64) *randomScenario {
@@ -235,6 +236,7 @@ func (g *randomScenario) play(n int) {
 func (g *randomScenario) fresh(c *conn) {
 	if g.syncReads {
 		g.r.do(c, wire.OpSync, &wire.PathRequest{Path: g.r.base})
+		g.synced = true
 	}
 }
 
@@ -306,6 +308,7 @@ func (g *randomScenario) acl() []wire.ACL {
 // step sends one random request and notes the zxid of its reply.
 func (g *randomScenario) step() {
 	r, c := g.r, g.any()
+	g.synced = false // a look at the notifications may have synced
 	var res result
 	switch x := g.rng.IntN(108); {
 	case x < 24:
@@ -357,9 +360,18 @@ func (g *randomScenario) step() {
 	default:
 		g.pipelined(c)
 	}
-	if res.zxid > 0 {
+	g.noteZxid(res)
+}
+
+// noteZxid keeps res's reply zxid for a later setWatches. With syncReads
+// only a reply right after a sync: elsewhere a server's zxid may lag the
+// others' writes (a write answered at the door by a follower), which
+// ZooKeeper's single server never shows.
+func (g *randomScenario) noteZxid(res result) {
+	if res.zxid > 0 && (!g.syncReads || g.synced) {
 		g.zxids = append(g.zxids, res.zxid)
 	}
+	g.synced = false
 }
 
 // create sends a create2 and notes the name of a sequential node made.
@@ -445,9 +457,8 @@ func (g *randomScenario) pipelined(c *conn) {
 	}
 	for i, res := range g.r.doPipelined(c, reqs) {
 		g.learn(reqs[i], res)
-		if res.zxid > 0 {
-			g.zxids = append(g.zxids, res.zxid)
-		}
+		g.synced = g.syncReads && i > 0 // behind the pipeline's sync
+		g.noteZxid(res)
 	}
 }
 
