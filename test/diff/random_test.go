@@ -88,11 +88,12 @@ func TestRandomOperationsAcrossACluster(t *testing.T) {
 // to another node now and then between two requests (ZooKeeper's side
 // only notes it), once every node knows the new leader: a transfer must
 // then cost Paddock's clients nothing they can see, no error, no lost
-// watch, no session moved. (A write that a node forwards to the old
-// leader before it has heard of the new one is refused, and its client
-// sees ConnectionLoss, as ZooKeeper's clients do on every change of
-// leader; TestClusterOldLeaderServesRightAfterATransfer covers what is
-// sent at once on the old leader itself.)
+// watch, no session moved. (Pipelined writes that a node forwards to the
+// old leader before it has heard of the new one fail with ConnectionLoss,
+// as ZooKeeper's clients' do on every change of leader, hence the wait;
+// test/cluster's TestClusterOldLeaderServesRightAfterATransfer and
+// TestClusterLoneWriteThroughALaggingFollowerAfterATransfer cover what is
+// sent at once.)
 func TestRandomOperationsWhileLeadershipMoves(t *testing.T) {
 	t.Parallel()
 	for _, seed := range scenarioSeeds(t) {
