@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync/atomic"
+	"sync"
 
 	"github.com/chzyer/readline"
 )
@@ -41,9 +41,16 @@ func Interactive(ctx context.Context, cfg Config, server, historyFile string) er
 	// leaving is set once the shell stops reading commands: closing the
 	// session then changes its state, and a prompt drawn for that would
 	// land below the last command (after quit, a stray prompt).
-	var leaving atomic.Bool
+	// promptMu makes a redraw and the leaving atomic to each other: a
+	// state change that began before the shell left draws nothing after.
+	var (
+		promptMu sync.Mutex
+		leaving  bool
+	)
 	cfg.OnStateChange = func() {
-		if leaving.Load() {
+		promptMu.Lock()
+		defer promptMu.Unlock()
+		if leaving {
 			return
 		}
 		rl.SetPrompt(sh.Prompt())
@@ -51,7 +58,16 @@ func Interactive(ctx context.Context, cfg Config, server, historyFile string) er
 	}
 	sh = New(cfg)
 	defer sh.Close()
-	defer leaving.Store(true) // before sh.Close
+	// Before sh.Close, and before anything else may redraw the line
+	// (readline redraws the prompt after output while it thinks it is
+	// reading): no prompt once the shell is leaving, not even an empty
+	// line's (CI's tmux test once saw "[zk: ...] " after quit).
+	defer func() {
+		promptMu.Lock()
+		defer promptMu.Unlock()
+		leaving = true
+		rl.SetPrompt("")
+	}()
 	fmt.Fprintf(stdout, "Connecting to %s\n", server)
 	if err := sh.Connect(ctx, server); err != nil {
 		sh.WriteError(stderr, err)
