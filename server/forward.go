@@ -297,19 +297,31 @@ func (f *forwarder) connect(await bool) (net.Conn, *frameWriter, error) {
 // came (or the server is stopping). Nothing of the caller's has been sent
 // yet, so a request that waits here keeps its place in its connection's
 // order.
-func (f *forwarder) awaitLeader() (raft.ServerAddress, raft.ServerID) {
-	var addr raft.ServerAddress
-	var id raft.ServerID
+func (f *forwarder) awaitLeader() (addr raft.ServerAddress, id raft.ServerID) {
+	f.pollRaft(func() bool {
+		addr, id = f.s.node.r.LeaderWithID()
+		return addr != ""
+	})
+	return addr, id
+}
+
+// pollRaft polls cond, backing off from 1 to 20 ms (Raft gives no notice
+// of a follower learning its leader or a new term), until it holds, the
+// propose timeout passes, or the server stops; it reports whether cond
+// held.
+func (f *forwarder) pollRaft(cond func() bool) bool {
 	deadline := time.Now().Add(f.s.proposeTimeout())
-	for wait := time.Millisecond; addr == "" && time.Now().Before(deadline); wait = min(2*wait, 20*time.Millisecond) {
+	for wait := time.Millisecond; !cond(); wait = min(2*wait, 20*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
 		select {
 		case <-f.s.ctx.Done():
-			return "", ""
-		case <-time.After(wait): // Raft has no notice of a follower learning its leader
+			return false
+		case <-time.After(wait):
 		}
-		addr, id = f.s.node.r.LeaderWithID()
 	}
-	return addr, id
+	return true
 }
 
 // current returns the leader connection if it goes to addr and was

@@ -98,16 +98,5 @@ func (f *forwarder) dropResend(call *fwdCall) (*fwdResponse, error) {
 // awaitNewerTerm waits, at most the propose timeout, until this node's
 // Raft is in a term after term; false if it is not (or the server stops).
 func (f *forwarder) awaitNewerTerm(term uint64) bool {
-	deadline := time.Now().Add(f.s.proposeTimeout())
-	for wait := time.Millisecond; f.s.node.r.CurrentTerm() <= term; wait = min(2*wait, 20*time.Millisecond) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-f.s.ctx.Done():
-			return false
-		case <-time.After(wait): // Raft has no notice of a new term
-		}
-	}
-	return true
+	return f.pollRaft(func() bool { return f.s.node.r.CurrentTerm() > term })
 }

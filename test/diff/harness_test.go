@@ -61,11 +61,14 @@ type run struct {
 // set.
 func both(t *testing.T, scenario func(r *run)) {
 	t.Helper()
-	bothWith(t, func(t *testing.T) string {
-		return zktest.Start(t, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second),
-			zktest.WithReapInterval(time.Hour), // the oracle checks every 60 s; no reaping mid-scenario
-			zktest.WithSuperDigest("super:"+server.DigestOf(superAuth))).Addr()
-	}, scenario)
+	bothWith(t, func(t *testing.T) string { return zktest.Start(t, paddockOptions()...).Addr() }, scenario)
+}
+
+// paddockOptions are the settings of the Paddock side of every scenario.
+func paddockOptions() []zktest.Option {
+	return []zktest.Option{zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second),
+		zktest.WithReapInterval(time.Hour), // the oracle checks every 60 s; no reaping mid-scenario
+		zktest.WithSuperDigest("super:" + server.DigestOf(superAuth))}
 }
 
 // bothWith is both with the Paddock side's address from paddock (or

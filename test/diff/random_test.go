@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/paddockzk/paddock/internal/wire"
-	"github.com/paddockzk/paddock/server"
 	"github.com/paddockzk/paddock/test/zktest"
 )
 
@@ -38,11 +37,18 @@ const randomOps = 400
 // checkWatches, one connection holding one-shot and persistent watches
 // on one path, ACLs that take READ away.
 func TestRandomOperations(t *testing.T) {
+	forEachSeed(t, func(t *testing.T, seed uint64) {
+		both(t, func(r *run) { newRandomScenario(r, seed).play(randomOps) })
+	})
+}
+
+// forEachSeed runs test for each of scenarioSeeds, as parallel subtests.
+func forEachSeed(t *testing.T, test func(t *testing.T, seed uint64)) {
 	t.Parallel()
 	for _, seed := range scenarioSeeds(t) {
 		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
 			t.Parallel()
-			both(t, func(r *run) { newRandomScenario(r, seed).play(randomOps) })
+			test(t, seed)
 		})
 	}
 }
@@ -53,13 +59,9 @@ func TestRandomOperations(t *testing.T) {
 // applied them, so one node's clients see what ZooKeeper's standalone
 // server shows its clients, and the transcripts must be equal too.
 func TestRandomOperationsOnAFollower(t *testing.T) {
-	t.Parallel()
-	for _, seed := range scenarioSeeds(t) {
-		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
-			t.Parallel()
-			bothWith(t, followerOfACluster, func(r *run) { newRandomScenario(r, seed).play(randomOps) })
-		})
-	}
+	forEachSeed(t, func(t *testing.T, seed uint64) {
+		bothWith(t, followerOfACluster, func(r *run) { newRandomScenario(r, seed).play(randomOps) })
+	})
 }
 
 // TestRandomOperationsAcrossACluster plays the scenarios with the
@@ -69,18 +71,14 @@ func TestRandomOperationsOnAFollower(t *testing.T) {
 // another server's clients' writes; on the oracle, a standalone server,
 // the syncs change nothing): the transcripts must still be equal.
 func TestRandomOperationsAcrossACluster(t *testing.T) {
-	t.Parallel()
-	for _, seed := range scenarioSeeds(t) {
-		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
-			t.Parallel()
-			bothWith(t, func(t *testing.T) string { return strings.Join(testCluster(t).Servers(), ",") },
-				func(r *run) {
-					g := newRandomScenario(r, seed)
-					g.syncReads = true
-					g.play(randomOps)
-				})
-		})
-	}
+	forEachSeed(t, func(t *testing.T, seed uint64) {
+		bothWith(t, func(t *testing.T) string { return strings.Join(testCluster(t).Servers(), ",") },
+			func(r *run) {
+				g := newRandomScenario(r, seed)
+				g.syncReads = true
+				g.play(randomOps)
+			})
+	})
 }
 
 // TestRandomOperationsWhileLeadershipMoves is
@@ -95,27 +93,23 @@ func TestRandomOperationsAcrossACluster(t *testing.T) {
 // TestClusterLoneWriteThroughALaggingFollowerAfterATransfer cover what is
 // sent at once.)
 func TestRandomOperationsWhileLeadershipMoves(t *testing.T) {
-	t.Parallel()
-	for _, seed := range scenarioSeeds(t) {
-		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
-			t.Parallel()
-			var cl *zktest.Cluster
-			bothWith(t, func(t *testing.T) string {
-				cl = testCluster(t)
-				return strings.Join(cl.Servers(), ",")
-			}, func(r *run) {
-				g := newRandomScenario(r, seed)
-				g.syncReads = true
-				g.between = func() {
-					r.note("leadership moves")
-					if !r.zk {
-						moveLeadership(r.t, cl)
-					}
+	forEachSeed(t, func(t *testing.T, seed uint64) {
+		var cl *zktest.Cluster
+		bothWith(t, func(t *testing.T) string {
+			cl = testCluster(t)
+			return strings.Join(cl.Servers(), ",")
+		}, func(r *run) {
+			g := newRandomScenario(r, seed)
+			g.syncReads = true
+			g.between = func() {
+				r.note("leadership moves")
+				if !r.zk {
+					moveLeadership(r.t, cl)
 				}
-				g.play(randomOps)
-			})
+			}
+			g.play(randomOps)
 		})
-	}
+	})
 }
 
 // moveLeadership hands cl's leadership to another node and waits until
@@ -151,8 +145,7 @@ func followerOfACluster(t *testing.T) string {
 
 // testCluster starts a 3-node cluster with both's settings.
 func testCluster(t *testing.T) *zktest.Cluster {
-	return zktest.StartCluster(t, 3, zktest.WithSessionTimeouts(200*time.Millisecond, 30*time.Second),
-		zktest.WithReapInterval(time.Hour), zktest.WithSuperDigest("super:"+server.DigestOf(superAuth)))
+	return zktest.StartCluster(t, 3, paddockOptions()...)
 }
 
 // scenarioSeeds is randomSeeds, DIFF_RANDOM_SEED alone if set, plus
