@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
+	"github.com/paddockzk/paddock/internal/failpoint"
 )
 
 // failStopLog stops the server (fail) on the first failed append to the
@@ -41,8 +42,10 @@ func (l *failStopLog) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.L
 
 // StoreLogs stores the entries; if that fails, the server stops.
 func (l *failStopLog) StoreLogs(logs []*raft.Log) error {
+	failpoint.Hit(failpoint.BeforeStoreLogs)
 	err := l.LogStore.StoreLogs(logs)
 	if err == nil {
+		failpoint.Hit(failpoint.AfterStoreLogs)
 		return nil
 	}
 	if l.cause != nil {

@@ -118,20 +118,25 @@ type tagFSM struct {
 // ApplyBatch applies logs (through the inner FSM's ApplyBatch if it has
 // one; otherwise its Apply for each command, as Raft would).
 func (t *tagFSM) ApplyBatch(logs []*raft.Log) []interface{} {
-	var out []interface{}
-	if b, ok := t.inner.(raft.BatchingFSM); ok {
-		out = b.ApplyBatch(logs)
-	} else {
-		out = make([]interface{}, len(logs))
-		for i, l := range logs {
-			if l.Type == raft.LogCommand {
-				out[i] = t.inner.Apply(l)
-			}
-		}
-	}
+	out := applyBatch(t.inner, logs)
 	for i, l := range logs {
 		if len(l.Extensions) > 0 && l.Type == raft.LogCommand {
 			t.applied(l, out[i])
+		}
+	}
+	return out
+}
+
+// applyBatch applies logs to f as Raft would: through f's ApplyBatch if it
+// is a raft.BatchingFSM, otherwise through its Apply for each command.
+func applyBatch(f raft.FSM, logs []*raft.Log) []interface{} {
+	if b, ok := f.(raft.BatchingFSM); ok {
+		return b.ApplyBatch(logs)
+	}
+	out := make([]interface{}, len(logs))
+	for i, l := range logs {
+		if l.Type == raft.LogCommand {
+			out[i] = f.Apply(l)
 		}
 	}
 	return out

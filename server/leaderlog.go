@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/paddockzk/paddock/fsm"
+	"github.com/paddockzk/paddock/internal/failpoint"
 )
 
 // leaderLog is the Raft log store of a clustered server with a data dir.
@@ -144,6 +145,7 @@ func (l *leaderLog) writer() {
 		batch := l.writing
 		l.mu.Unlock()
 
+		failpoint.Hit(failpoint.LeaderLogWriting)
 		err := l.LogStore.StoreLogs(batch)
 
 		l.mu.Lock()
@@ -156,6 +158,7 @@ func (l *leaderLog) writer() {
 			l.fail(l.err)
 			return
 		}
+		failpoint.Hit(failpoint.LeaderLogStored)
 		l.writing = nil
 		l.setUnsyncedLocked()
 		l.cond.Broadcast()

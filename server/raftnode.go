@@ -187,7 +187,7 @@ func startRaft(cfg *Config, f *fsm.FSM, mux *clusterMux, fwd *forwarder, fail fu
 			fwd.resolveLocal(l.Extensions, l.Index, out)
 		}, restored: fwd.s.snapshotInstalled}
 	}
-	r, err := newRaft(rc, rfsm, logs, stable, snaps, trans)
+	r, err := newRaft(rc, withFailpoints(rfsm), logs, stable, snaps, trans)
 	if err != nil {
 		n.close()
 		return nil, err

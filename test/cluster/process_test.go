@@ -25,12 +25,20 @@ type procCluster struct {
 	dirs    []string
 	clients []string
 	procs   []*exec.Cmd
+	waits   []chan error // each process's exit, from cmd.Wait
+	// env is added to the environment of the nodes started from now on.
+	env []string
 }
 
-func buildPaddock(t *testing.T) string {
+// buildPaddock builds cmd/paddock, with the build tags given.
+func buildPaddock(t *testing.T, tags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "paddock")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paddock").CombinedOutput()
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	out, err := exec.Command("go", append(args, "../../cmd/paddock")...).CombinedOutput()
 	require.NoError(t, err, string(out))
 	return bin
 }
@@ -52,7 +60,13 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 func startProcCluster(t *testing.T, n int) *procCluster {
-	c := &procCluster{t: t, bin: buildPaddock(t)}
+	return startProcClusterOf(t, n, buildPaddock(t), nil)
+}
+
+// startProcClusterOf starts n nodes of the binary bin, with env added to
+// their environment.
+func startProcClusterOf(t *testing.T, n int, bin string, env []string) *procCluster {
+	c := &procCluster{t: t, bin: bin, env: env}
 	ports := freePorts(t, 3*n)
 	var servers strings.Builder
 	for i := 0; i < n; i++ {
@@ -68,6 +82,7 @@ func startProcCluster(t *testing.T, n int) *procCluster {
 		c.clients = append(c.clients, fmt.Sprintf("127.0.0.1:%d", ports[3*i+2]))
 	}
 	c.procs = make([]*exec.Cmd, n)
+	c.waits = make([]chan error, n)
 	for i := range c.procs {
 		c.start(i)
 	}
@@ -87,15 +102,39 @@ func (c *procCluster) start(i int) {
 	logf, err := os.OpenFile(filepath.Join(c.dirs[i], "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	require.NoError(c.t, err)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), c.env...)
 	require.NoError(c.t, cmd.Start())
 	c.procs[i] = cmd
+	c.waits[i] = waitFor(cmd)
+}
+
+// waitFor returns a channel that gets cmd's exit once it has exited.
+func waitFor(cmd *exec.Cmd) chan error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
 }
 
 func (c *procCluster) kill(i int) {
 	if p := c.procs[i]; p != nil && p.Process != nil {
 		_ = p.Process.Signal(syscall.SIGKILL)
-		_ = p.Wait()
+		<-c.waits[i]
 		c.procs[i] = nil
+	}
+}
+
+// exited reports node i's exit status if it has exited by itself.
+func (c *procCluster) exited(i int) (code int, ok bool) {
+	if c.procs[i] == nil {
+		return 0, false
+	}
+	select {
+	case <-c.waits[i]:
+		code = c.procs[i].ProcessState.ExitCode()
+		c.procs[i] = nil
+		return code, true
+	default:
+		return 0, false
 	}
 }
 
@@ -146,12 +185,13 @@ func (c *procCluster) leader() int {
 }
 
 // writer creates sequential nodes until stopped and records every
-// acknowledged path.
+// acknowledged path, and when its acknowledgement came.
 type writer struct {
-	mu    sync.Mutex
-	acked []string
-	stop  chan struct{}
-	done  chan struct{}
+	mu      sync.Mutex
+	acked   []string
+	ackedAt []time.Time
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 func startWriter(t *testing.T, servers []string) *writer {
@@ -169,6 +209,7 @@ func startWriter(t *testing.T, servers []string) *writer {
 			if err == nil {
 				w.mu.Lock()
 				w.acked = append(w.acked, p)
+				w.ackedAt = append(w.ackedAt, time.Now())
 				w.mu.Unlock()
 			}
 		}
@@ -182,6 +223,36 @@ func (w *writer) halt() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.acked...)
+}
+
+// count returns how many writes have been acknowledged so far.
+func (w *writer) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acked)
+}
+
+// firstAckAfter returns when the first write sent after t was
+// acknowledged (a write in flight at t may have been sent before it, so
+// the one after the first acknowledgement at or after t).
+func (w *writer) firstAckAfter(t time.Time) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, at := range w.ackedAt {
+		if !at.Before(t) && i+1 < len(w.ackedAt) {
+			return w.ackedAt[i+1], true
+		}
+	}
+	return time.Time{}, false
+}
+
+// createLoad creates /load, under which writers create their nodes.
+func createLoad(t *testing.T, servers []string) {
+	t.Helper()
+	setup, _ := connect(t, servers)
+	_, err := setup.Create("/load", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	setup.Close()
 }
 
 func requireAllPresent(t *testing.T, servers []string, acked []string) {
@@ -205,22 +276,14 @@ func TestProcessClusterLeaderKill9(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	c := startProcCluster(t, 3)
-	setup, _ := connect(t, c.clients)
-	_, err := setup.Create("/load", nil, 0, zk.WorldACL(zk.PermAll))
-	require.NoError(t, err)
+	createLoad(t, c.clients)
 	w := startWriter(t, c.clients)
-	eventually(t, "some writes", func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.acked) > 50 })
+	eventually(t, "some writes", func() bool { return w.count() > 50 })
 	old := c.leader()
 	c.kill(old)
-	eventually(t, "writes continue after SIGKILL of the leader", func() bool {
-		w.mu.Lock()
-		before := len(w.acked)
-		w.mu.Unlock()
-		time.Sleep(200 * time.Millisecond)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return len(w.acked) > before
-	})
+	elected, firstWrite := recovery(t, c, old, w, time.Now())
+	t.Logf("leader killed: a new leader after %v, the first write acknowledged after %v (the writer may have been a client of the killed node)",
+		elected.Round(time.Millisecond), firstWrite.Round(time.Millisecond))
 	acked := w.halt()
 	c.start(old)
 	c.waitServing(old)
@@ -235,11 +298,9 @@ func TestProcessClusterFullRestartKill9(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	c := startProcCluster(t, 3)
-	setup, _ := connect(t, c.clients)
-	_, err := setup.Create("/load", nil, 0, zk.WorldACL(zk.PermAll))
-	require.NoError(t, err)
+	createLoad(t, c.clients)
 	w := startWriter(t, c.clients)
-	eventually(t, "some writes", func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.acked) > 100 })
+	eventually(t, "some writes", func() bool { return w.count() > 100 })
 	for i := range c.procs {
 		c.kill(i)
 	}

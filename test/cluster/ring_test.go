@@ -25,23 +25,45 @@ func TestMajoritiesRingPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault test")
 	}
-	c := startLinCluster(t, 5)
-
-	leaders := c.MonitorLeaders()
-	h, finish := startClients(t, c.Servers(), 42)
-	type window struct{ from, to int64 }
-	var rings []window
+	var faults []heldFault
 	for _, order := range [][]int{{0, 1, 2, 3, 4}, {0, 2, 4, 1, 3}} {
+		faults = append(faults, func(t *testing.T, c *zktest.Cluster) func() func() {
+			c.PartitionRing(order...)
+			return func() func() {
+				far, lead := beyondNeighbours(c, order)
+				return func() { requireRingCut(t, c, far, lead) }
+			}
+		})
+	}
+	runHeldFaults(t, 42, "ring", ringHold, faults)
+}
+
+// heldFault is one partition of runHeldFaults: it cuts the cluster (whose
+// leader is known) and returns what to do halfway through the hold, which
+// returns the check to run at its end, before the cluster is healed.
+type heldFault func(t *testing.T, c *zktest.Cluster) (halfway func() (atEnd func()))
+
+// runHeldFaults runs the linearizability clients against a five-node
+// cluster while each fault holds for hold in turn, healing in between,
+// then checks what every such run must end with: a write acknowledged
+// while each fault held, no term with two leaders, and checkHistory.
+func runHeldFaults(t *testing.T, seed int64, name string, hold time.Duration, faults []heldFault) {
+	t.Helper()
+	c := startLinCluster(t, 5)
+	leaders := c.MonitorLeaders()
+	h, finish := startClients(t, c.Servers(), seed)
+	var held []window
+	for _, fault := range faults {
 		c.Leader()
 		from := h.now()
-		c.PartitionRing(order...)
+		halfway := fault(t, c)
 		// The fault's duration, not a wait for a condition.
-		time.Sleep(ringHold / 2)
-		far, lead := beyondNeighbours(c, order)
-		time.Sleep(ringHold / 2)
-		requireRingCut(t, c, far, lead)
+		time.Sleep(hold / 2)
+		atEnd := halfway()
+		time.Sleep(hold / 2)
+		atEnd()
 		c.Heal()
-		rings = append(rings, window{from, h.now()})
+		held = append(held, window{from, h.now()})
 	}
 	c.Leader()
 	ops := finish()
@@ -49,21 +71,30 @@ func TestMajoritiesRingPartition(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("%d ops, %d terms with a leader", ops, terms)
 	require.Greater(t, ops, int64(100), "too little traffic for the check to mean anything")
+	requireWritesWhileHeld(t, h, name, held)
+	checkHistory(t, h, c, allNodes(c))
+}
 
-	for i, w := range rings {
+// window is a stretch of a history's time (history.now) while a fault
+// held.
+type window struct{ from, to int64 }
+
+// requireWritesWhileHeld checks that a write was acknowledged within each
+// window: a write both sent and answered while the fault held.
+func requireWritesWhileHeld(t *testing.T, h *history, fault string, windows []window) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, w := range windows {
 		acked := 0
-		h.mu.Lock()
 		for _, op := range h.ops {
 			in, out := op.Input.(znodeInput), op.Output.(znodeOutput)
 			if in.Kind != opGet && out.Err == nil && op.Call >= w.from && op.Return <= w.to {
 				acked++
 			}
 		}
-		h.mu.Unlock()
-		require.Positive(t, acked, "ring %d: no write was acknowledged while it held", i)
+		require.Positive(t, acked, "%s %d: no write was acknowledged while it held", fault, i)
 	}
-
-	checkHistory(t, h, c, allNodes(c))
 }
 
 // beyondNeighbours returns the applied zxid of each node beyond the

@@ -55,7 +55,7 @@ func TestProcessKill9DuringSnapshots(t *testing.T) {
 	setup.Close()
 
 	w := startWriter(t, []string{p.addr})
-	acked := func() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.acked) }
+	acked := w.count
 	left := 0
 	for round := 0; round < snapCrashRounds; round++ {
 		from := acked()
@@ -91,6 +91,9 @@ type procServer struct {
 	bin, dir string
 	addr     string
 	cmd      *exec.Cmd
+	wait     chan error // the process's exit, from cmd.Wait
+	// env is added to the environment of the process started next.
+	env []string
 }
 
 func (p *procServer) start() {
@@ -101,15 +104,32 @@ func (p *procServer) start() {
 	require.NoError(p.t, err)
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), p.env...)
 	require.NoError(p.t, cmd.Start())
 	p.cmd = cmd
+	p.wait = waitFor(cmd)
 }
 
 func (p *procServer) kill() {
 	if p.cmd != nil && p.cmd.Process != nil {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		_ = p.cmd.Wait()
+		<-p.wait
 		p.cmd = nil
+	}
+}
+
+// exited reports the process's exit status if it has exited by itself.
+func (p *procServer) exited() (code int, ok bool) {
+	if p.cmd == nil {
+		return 0, false
+	}
+	select {
+	case <-p.wait:
+		code = p.cmd.ProcessState.ExitCode()
+		p.cmd = nil
+		return code, true
+	default:
+		return 0, false
 	}
 }
 

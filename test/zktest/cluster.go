@@ -147,6 +147,27 @@ func (c *Cluster) Partition(i int) {
 	c.net.isolate(c.peers[i].ID, ids)
 }
 
+// Split cuts the cluster in two: the nodes given (by index) keep their
+// links among themselves and lose every link to the others, as a network
+// split between two racks would (Jepsen's majority/minority partition).
+// The side that holds a majority elects a leader and goes on committing;
+// the other cannot commit, and a leader there steps down. Heal undoes it.
+func (c *Cluster) Split(side ...int) {
+	in := map[int]bool{}
+	for _, i := range side {
+		in[i] = true
+	}
+	var links [][2]string
+	for a := range c.peers {
+		for b := range c.peers {
+			if in[a] && !in[b] {
+				links = append(links, [2]string{c.peers[a].ID, c.peers[b].ID})
+			}
+		}
+	}
+	c.net.cutLinks(links)
+}
+
 // PartitionRing cuts the cluster into Jepsen's "majorities ring": the
 // nodes, in the order given (all of them, by index, when order is empty),
 // form a ring, and each keeps only its links to the nodes at most
