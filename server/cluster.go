@@ -466,6 +466,7 @@ func (s *Server) startCluster() error {
 		s.mux.log = s.log
 	}
 	s.mux.forward = s.serveForward
+	s.mux.raftEnded = func(peer string) { go s.raftConnEnded(peer) }
 	s.fwd = newForwarder(s)
 	s.batcher = session.NewBatcher(s.cfg.TickTime/2, s.cfg.Clock, s.fwd.touch)
 	go s.mux.serve()
@@ -511,6 +512,7 @@ func (s *Server) quorumWatch() {
 			s.trackLeader(true) // one came and went: its spell starts now
 		}
 		s.trackLeader(leader)
+		s.restoreHeartbeat()
 		if drop {
 			s.log.Warn("no leader: closing client connections until the quorum is back", "id", s.cfg.ID,
 				"read_only_mode", s.cfg.ReadOnlyMode)

@@ -54,6 +54,12 @@
 //   - A failed write of the Raft log, in any role (a full disk), stops the
 //     server (Failed, Err; failstop.go): the store may take no write again
 //     until reopened, and a restart reopens it.
+//   - A follower whose Raft connection from the leader ends, and whose dial
+//     to the leader's cluster port is then refused (its process is gone),
+//     lowers Raft's heartbeat timeout to the leader lease until a leader
+//     is known again, so it elects sooner (leadergone.go). Built with
+//     -tags failpoints, the write path's internal/failpoint hooks can
+//     crash the process at chosen points (tests only).
 //   - Sessions are global; only the leader expires them; a new leader gives
 //     every session a fresh timeout.
 //   - Bad input gets an error code or a closed connection, never a panic;

@@ -56,6 +56,9 @@ type clusterMux struct {
 	log       *slog.Logger
 	raftCh    chan net.Conn
 	forward   func(peer string, c net.Conn)
+	// raftEnded, if set, is called when a Raft stream accepted from peer
+	// ends with an error (leadergone.go).
+	raftEnded func(peer string)
 	closed    chan struct{}
 	once      sync.Once
 }
@@ -95,6 +98,9 @@ func (m *clusterMux) route(c net.Conn) {
 	wrapped := m.net.Accepted(m.self, peer, &bufferedConn{Conn: c, r: br})
 	switch kind {
 	case streamRaft:
+		if ended := m.raftEnded; ended != nil {
+			wrapped = &endWatchConn{Conn: wrapped, ended: func() { ended(peer) }}
+		}
 		select {
 		case m.raftCh <- wrapped:
 		case <-m.closed:

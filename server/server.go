@@ -64,6 +64,7 @@ type Server struct {
 	mux     *clusterMux
 	fwd     *forwarder
 	batcher *session.Batcher
+	soon    sooner           // electing sooner after the leader's process died
 	owners  map[int64]string // leader only: session -> serving node
 
 	appliedMu  sync.Mutex

@@ -126,15 +126,24 @@ func (c *Cluster) Leader() int {
 // returns its index. Restart(i) brings it back with its data.
 func (c *Cluster) KillLeader() int {
 	i := c.Leader()
-	c.nodes[i].Stop()
+	c.Kill(i)
 	return i
 }
 
-// Kill stops node i, keeping its data for Restart.
-func (c *Cluster) Kill(i int) { c.nodes[i].Stop() }
+// Kill stops node i, keeping its data for Restart. Its cluster port
+// closes, and so does every connection to or from it that its server left
+// open (a Raft transport keeps its pooled connections), as when a process
+// exits.
+func (c *Cluster) Kill(i int) {
+	c.nodes[i].Stop()
+	c.net.closeNode(c.peers[i].ID)
+}
 
 // Restart restarts node i with its data; it rejoins and catches up.
-func (c *Cluster) Restart(i int) { c.nodes[i].Restart() }
+func (c *Cluster) Restart(i int) {
+	c.Kill(i)
+	c.nodes[i].Restart()
+}
 
 // Partition cuts node i off from every other node. A partitioned leader
 // steps down; a partitioned node cannot commit writes, so its clients get

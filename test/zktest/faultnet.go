@@ -112,6 +112,22 @@ func (n *faultNet) cutLinks(links [][2]string) {
 	}
 }
 
+// closeNode closes every connection to or from node that is still open,
+// as the exit of its process would.
+func (n *faultNet) closeNode(node string) {
+	n.mu.Lock()
+	var doomed []*faultConn
+	for c := range n.conns {
+		if c.a == node || c.b == node {
+			doomed = append(doomed, c)
+		}
+	}
+	n.mu.Unlock()
+	for _, c := range doomed {
+		_ = c.Close()
+	}
+}
+
 func (n *faultNet) heal() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
