@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,6 +47,19 @@ func eventually(t testing.TB, timeout time.Duration, cond func() bool, msgAndArg
 }
 
 var openACL = zk.WorldACL(zk.PermAll)
+
+// sizeFromEnv returns the number in the environment variable name, or def
+// when it is unset (a test's size, larger on demand).
+func sizeFromEnv(t testing.TB, name string, def int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, name)
+	return n
+}
 
 // nopLogger silences go-zookeeper.
 type nopLogger struct{}

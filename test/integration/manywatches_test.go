@@ -2,8 +2,6 @@ package integration_test
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,12 +21,7 @@ const manyWatches = 20000
 // 2026-12-05: set in 1.8 s, restored 1.5 s after the drop, most of it
 // go-zookeeper's reconnect delay.)
 func TestManyWatchesSurviveAReconnect(t *testing.T) {
-	n := manyWatches
-	if s := os.Getenv("PADDOCK_MANY_WATCHES"); s != "" {
-		var err error
-		n, err = strconv.Atoi(s)
-		require.NoError(t, err, "PADDOCK_MANY_WATCHES")
-	}
+	n := sizeFromEnv(t, "PADDOCK_MANY_WATCHES", manyWatches)
 	srv := startServer(t)
 	conn, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogger(nopLogger{}))
 	require.NoError(t, err)
