@@ -10,9 +10,16 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// leaderProbeTimeout bounds the dial that checks whether a leader's
-// cluster port still takes connections.
-const leaderProbeTimeout = 250 * time.Millisecond
+const (
+	// leaderProbeTimeout bounds the dial that checks whether a leader's
+	// cluster port still takes connections.
+	leaderProbeTimeout = 250 * time.Millisecond
+	// leaderProbeTries is how many dials the check makes while the port
+	// still takes them, leaderProbeGap apart: a dying process may close
+	// its connections a moment before its listener.
+	leaderProbeTries = 3
+	leaderProbeGap   = 50 * time.Millisecond
+)
 
 // sooner is a node's state for electing sooner after its leader's process
 // died. hashicorp/raft's follower notices a lost leader only through its
@@ -54,14 +61,20 @@ func (s *Server) raftConnEnded(peer string) {
 	s.electSooner(r, id)
 }
 
-// refuses reports whether addr's cluster port refuses a connection.
+// refuses reports whether addr's cluster port refuses a connection,
+// within leaderProbeTries dials.
 func (s *Server) refuses(addr string) bool {
-	c, err := s.mux.net.Dial(s.mux.self, s.mux.peers(addr), addr, leaderProbeTimeout)
-	if err == nil {
+	for try := 0; try < leaderProbeTries; try++ {
+		if try > 0 {
+			time.Sleep(leaderProbeGap)
+		}
+		c, err := s.mux.net.Dial(s.mux.self, s.mux.peers(addr), addr, leaderProbeTimeout)
+		if err != nil {
+			return errors.Is(err, syscall.ECONNREFUSED)
+		}
 		_ = c.Close()
-		return false
 	}
-	return errors.Is(err, syscall.ECONNREFUSED)
+	return false
 }
 
 // electSooner lowers Raft's heartbeat timeout to the leader lease.

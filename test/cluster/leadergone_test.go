@@ -52,9 +52,9 @@ func (l *logCounter) count(prefix string) int {
 // (one to two heartbeat timeouts after the last contact). A follower whose
 // Raft connection from the leader ends, and whose dial to the leader's
 // cluster port is refused (no process listens there), lowers its heartbeat
-// timeout to the leader lease until a leader is known again; both
-// followers do, since a node that still knows the old leader refuses its
-// vote. A partitioned leader refuses nothing: that is left to the timer.
+// timeout to the leader lease until a leader is known again (each
+// follower does, since a node that still knows the old leader refuses its
+// vote). A partitioned leader refuses nothing: that is left to the timer.
 func TestClusterFollowersElectSoonerWhenTheLeaderProcessIsGone(t *testing.T) {
 	logs := &logCounter{}
 	c := zktest.StartCluster(t, 3, zktest.WithLogger(slog.New(logs)))
@@ -69,9 +69,14 @@ func TestClusterFollowersElectSoonerWhenTheLeaderProcessIsGone(t *testing.T) {
 
 	l = c.Leader()
 	c.Kill(l)
-	eventually(t, "both followers lower their heartbeat timeout", func() bool { return logs.count(loweredMsg) >= 2 })
+	// Each follower lowers its timeout if it still knows the dead leader
+	// when it finds the port refusing; with zktest's short timers one of
+	// them may have moved on to the next leader by then.
+	eventually(t, "a follower lowers its heartbeat timeout", func() bool { return logs.count(loweredMsg) >= 1 })
 	c.Leader()
-	eventually(t, "both restore it under the new leader", func() bool { return logs.count(restoredMsg) >= 2 })
+	eventually(t, "every lowered timeout is restored under the new leader", func() bool {
+		return logs.count(restoredMsg) == logs.count(loweredMsg)
+	})
 	c.Restart(l)
 	c.Leader()
 }
