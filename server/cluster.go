@@ -375,6 +375,16 @@ func (s *Server) noteApplied(zxid int64, term uint64) {
 	s.appliedMu.Unlock()
 }
 
+// nextApply returns a channel closed by the next apply of an FSM entry.
+// Take it before looking at the state, so that an apply in between is not
+// missed.
+func (s *Server) nextApply() <-chan struct{} {
+	s.appliedMu.Lock()
+	defer s.appliedMu.Unlock()
+	s.appliedChTaken = true
+	return s.appliedCh
+}
+
 // waitApplied waits until the local FSM has applied index idx (the
 // index of an FSM entry: Raft-internal entries never signal appliedCh).
 func (s *Server) waitApplied(idx int64, timeout time.Duration) error {

@@ -31,6 +31,10 @@ func (c *conn) handshake(frame []byte) bool {
 		c.s.log.Info("refusing client: no leader", "remote", c.ip)
 		return false
 	}
+	if c.s.cfg.clustered() && !c.s.awaitMembership(DefaultProposeTimeout) {
+		c.s.log.Info("refusing client: /zookeeper/config not applied yet", "remote", c.ip)
+		return false
+	}
 	timeout := c.s.cfg.clampTimeout(req.TimeOut)
 	resp := wire.ConnectResponse{TimeOut: timeout, HasReadOnly: req.HasReadOnly}
 	ok := true
@@ -158,4 +162,33 @@ func (s *Server) sessionServerID() int64 {
 		return 0
 	}
 	return 1
+}
+
+// awaitMembership waits, up to timeout, until this node has applied a
+// /zookeeper/config that names the cluster's members, and reports
+// whether it has. A cluster's first leader publishes it right after its
+// election, so for a moment a node may know its leader and still hold
+// the empty node of a fresh state; a ZooKeeper server serves clients only
+// once it has synced with its leader, which gives it the membership, so
+// a client never reads /zookeeper/config empty from an ensemble member.
+func (s *Server) awaitMembership(timeout time.Duration) bool {
+	var deadline <-chan time.Time
+	for {
+		applied := s.nextApply()
+		if data, _, err := s.fsm.Get(fsm.ConfigPath); err == nil && len(data) > 0 {
+			return true
+		}
+		if deadline == nil {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-applied:
+		case <-deadline:
+			return false
+		case <-s.ctx.Done():
+			return false
+		}
+	}
 }

@@ -160,14 +160,11 @@ func TestReconfigRemovesLeaderAndFollower(t *testing.T) {
 	victim, via := (leader+1)%5, (leader+2)%5
 	admin, _ := connect(t, []string{c.Servers()[via]})
 	require.NoError(t, admin.AddAuth("digest", []byte("super:test")))
-	// The leader publishes /zookeeper/config once elected; this node may
-	// apply it a moment after c.Leader() returns.
-	var data []byte
-	eventually(t, "the five members in /zookeeper/config", func() bool {
-		var err error
-		data, _, err = admin.Get("/zookeeper/config")
-		return err == nil && strings.Count(string(data), "server.") == 5
-	})
+	// A node answers a client once it has applied the membership the
+	// leader publishes after its election.
+	data, _, err := admin.Get("/zookeeper/config")
+	require.NoError(t, err)
+	require.Equal(t, 5, strings.Count(string(data), "server."), "%s", data)
 	var keep []string
 	for _, line := range strings.Split(string(data), "\n") {
 		if strings.HasPrefix(line, "server.") &&
