@@ -172,20 +172,23 @@ func (s *Server) sessionServerID() int64 {
 // once it has synced with its leader, which gives it the membership, so
 // a client never reads /zookeeper/config empty from an ensemble member.
 func (s *Server) awaitMembership(timeout time.Duration) bool {
-	var deadline <-chan time.Time
+	published := func() bool {
+		data, _, err := s.fsm.Get(fsm.ConfigPath)
+		return err == nil && len(data) > 0
+	}
+	if published() {
+		return true // every handshake after the first moments
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
 	for {
 		applied := s.nextApply()
-		if data, _, err := s.fsm.Get(fsm.ConfigPath); err == nil && len(data) > 0 {
+		if published() {
 			return true
-		}
-		if deadline == nil {
-			t := time.NewTimer(timeout)
-			defer t.Stop()
-			deadline = t.C
 		}
 		select {
 		case <-applied:
-		case <-deadline:
+		case <-deadline.C:
 			return false
 		case <-s.ctx.Done():
 			return false
