@@ -8,11 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/paddockzk/paddock/internal/procstat"
 	"github.com/paddockzk/paddock/server"
 )
 
@@ -203,8 +203,8 @@ func (r *remote) count(ctx context.Context) serverCount {
 	c.SelfPackets = int64(len(r.servers))
 	c.HasNotifications, c.HasRequests, c.RequestsPings, c.RequestsConnects = notif, packets, true, true
 	if r.pid > 0 {
-		if cpu, err := pidCPU(r.pid); err == nil {
-			c.CPU, c.HasCPU, c.CPUTick = cpu, true, time.Second/clockTicks
+		if cpu, err := procstat.CPU(r.pid); err == nil {
+			c.CPU, c.HasCPU, c.CPUTick = cpu, true, time.Second/procstat.ClockTicks
 		}
 	}
 	return c
@@ -244,37 +244,4 @@ func mntr(ctx context.Context, addr string) (map[string]string, error) {
 		return nil, fmt.Errorf("mntr on %s: empty answer (not in 4lw.commands.whitelist?)", addr)
 	}
 	return kv, nil
-}
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on every
-// Linux architecture Go supports).
-const clockTicks = 100
-
-// pidCPU returns the user+system CPU time of process pid.
-func pidCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseStatCPU(string(b))
-}
-
-// parseStatCPU reads utime and stime (fields 14 and 15) of a
-// /proc/PID/stat line; the command name (field 2) may hold spaces and
-// parentheses, so fields are counted after its last ')'.
-func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("bad /proc stat line")
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 13 {
-		return 0, errors.New("short /proc stat line")
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }

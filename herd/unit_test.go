@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"slices"
 	"testing"
-	"time"
 )
 
 func frame(xid int32, body int) []byte {
@@ -43,17 +42,6 @@ func TestFrameScanner(t *testing.T) {
 	s.feed([]byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
 	if !s.broken {
 		t.Error("a 1-byte frame did not stop the scanner")
-	}
-}
-
-func TestParseStatCPU(t *testing.T) {
-	line := "4242 (java (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 130 0 0 20 0 50 0 123 0 0"
-	d, err := parseStatCPU(line)
-	if err != nil || d != 3800*time.Millisecond {
-		t.Errorf("parseStatCPU = %v, %v; want 3.8s", d, err)
-	}
-	if _, err := parseStatCPU("garbage"); err == nil {
-		t.Error("no error for garbage")
 	}
 }
 
