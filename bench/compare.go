@@ -123,8 +123,12 @@ type Row struct {
 	BaseP99       float64 `json:"baseline_p99_ms"`
 	CandP99       float64 `json:"candidate_p99_ms"`
 	P99Ratio      float64 `json:"p99_ratio"`
-	BaseErrors    int64   `json:"baseline_errors"`
-	CandErrors    int64   `json:"candidate_errors"`
+	// The servers' CPU per operation, in microseconds (0: not counted).
+	BaseCPUPerOp float64 `json:"baseline_cpu_us_per_op,omitempty"`
+	CandCPUPerOp float64 `json:"candidate_cpu_us_per_op,omitempty"`
+	CPURatio     float64 `json:"cpu_per_op_ratio,omitempty"`
+	BaseErrors   int64   `json:"baseline_errors"`
+	CandErrors   int64   `json:"candidate_errors"`
 	// Scale: server RSS growth per znode.
 	BaseRSSPerZnode float64 `json:"baseline_rss_per_znode_bytes,omitempty"`
 	CandRSSPerZnode float64 `json:"candidate_rss_per_znode_bytes,omitempty"`
@@ -212,12 +216,14 @@ func makeRow(config string, b, c *Result) Row {
 		base: b, cand: c}
 	if b != nil {
 		row.BaseOpsPerSec, row.BaseP50, row.BaseP99, row.BaseErrors = b.OpsPerSec, b.Latency.P50, b.Latency.P99, b.Errors
+		row.BaseCPUPerOp = b.ServerCPUPerOp
 		row.BaseRSSPerZnode = b.Extra["rss_per_znode_bytes"]
 		row.BaseAnonPerZnode = b.Extra["rss_anon_per_znode_bytes"]
 		row.BasePeakPerZnode = b.Extra["rss_peak_per_znode_bytes"]
 	}
 	if c != nil {
 		row.CandOpsPerSec, row.CandP50, row.CandP99, row.CandErrors = c.OpsPerSec, c.Latency.P50, c.Latency.P99, c.Errors
+		row.CandCPUPerOp = c.ServerCPUPerOp
 		row.CandRSSPerZnode = c.Extra["rss_per_znode_bytes"]
 		row.CandAnonPerZnode = c.Extra["rss_anon_per_znode_bytes"]
 		row.CandPeakPerZnode = c.Extra["rss_peak_per_znode_bytes"]
@@ -226,6 +232,7 @@ func makeRow(config string, b, c *Result) Row {
 	row.P50Ratio = ratio(row.CandP50, row.BaseP50)
 	row.P99Ratio = ratio(row.CandP99, row.BaseP99)
 	row.RSSRatio = ratio(row.CandRSSPerZnode, row.BaseRSSPerZnode)
+	row.CPURatio = ratio(row.CandCPUPerOp, row.BaseCPUPerOp)
 	switch {
 	case b == nil:
 		row.Note = "baseline missing"
@@ -315,6 +322,10 @@ func writeCompare(w io.Writer, cs []Comparison, md bool) error {
 		}
 		head := []string{"workload", "param", b + " ops/s", p + " ops/s", "ops ×",
 			b + " p50", p + " p50", b + " p99", p + " p99", "p99 ×", "target", "met"}
+		withCPU := c.hasCPU()
+		if withCPU {
+			head = slices.Insert(head, 10, b+" CPU/op", p+" CPU/op", "CPU/op ×")
+		}
 		var rows [][]string
 		var extra []string
 		for _, r := range c.Rows {
@@ -363,12 +374,16 @@ func writeCompare(w io.Writer, cs []Comparison, md bool) error {
 				}
 				target += r.Note
 			}
-			rows = append(rows, []string{
+			cells := []string{
 				r.Workload + "/" + r.Op, fmt.Sprintf("%s=%d", r.Param, r.N),
 				fmtRate(r.BaseOpsPerSec), fmtRate(r.CandOpsPerSec), opsRatio,
 				fmtMs(r.BaseP50), fmtMs(r.CandP50), fmtMs(r.BaseP99), fmtMs(r.CandP99), p99Ratio,
 				target, mark,
-			})
+			}
+			if withCPU {
+				cells = slices.Insert(cells, 10, fmtMs(r.BaseCPUPerOp/1000), fmtMs(r.CandCPUPerOp/1000), fmtRatio(r.CPURatio))
+			}
+			rows = append(rows, cells)
 		}
 		if err := writeGrid(w, head, rows, md); err != nil {
 			return err
@@ -389,6 +404,16 @@ func writeCompare(w io.Writer, cs []Comparison, md bool) error {
 		fmt.Fprintf(w, "Targets met: %d of %d\n", met, total)
 	}
 	return nil
+}
+
+// hasCPU reports whether any row carries the servers' CPU per operation.
+func (c Comparison) hasCPU() bool {
+	for _, r := range c.Rows {
+		if r.BaseCPUPerOp > 0 || r.CandCPUPerOp > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func expiryLine(label string, r *Result) string {

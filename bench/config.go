@@ -80,6 +80,11 @@ type Config struct {
 	Hold time.Duration
 	// PID is the server process to sample VmRSS from (0: none).
 	PID int
+	// CPUPIDs are the server processes (a cluster's every node) whose CPU
+	// time (user+system, /proc/PID/stat) write, read, mixed and the lock
+	// workloads count over their measured window, reported as the
+	// servers' CPU per operation (hand-off for locks). Empty: not counted.
+	CPUPIDs []int
 	// Root is the znode everything is created under (one child per run,
 	// deleted afterwards unless Keep).
 	Root string
@@ -115,6 +120,11 @@ func DefaultConfig() Config {
 func (c *Config) Validate() error {
 	if len(c.Servers) == 0 {
 		return fmt.Errorf("no servers")
+	}
+	for _, pid := range c.CPUPIDs {
+		if pid <= 0 {
+			return fmt.Errorf("cpu pid %d: not a process id", pid)
+		}
 	}
 	if len(c.Workloads) == 0 {
 		return fmt.Errorf("no workloads")

@@ -152,3 +152,61 @@ func TestAgainstCluster(t *testing.T) {
 		}
 	}
 }
+
+// With --cpu-pid the closed-loop and lock runs report the CPU time the
+// named processes spent in their measured window (here this process,
+// which holds the server and the clients), per operation; a process that
+// cannot be read leaves it uncounted rather than failing the run.
+func TestServerCPUPerOperation(t *testing.T) {
+	srv := zktest.Start(t)
+	cfg := bench.DefaultConfig()
+	cfg.Servers = srv.Servers()
+	cfg.Workloads = []string{bench.Read, bench.LockFair}
+	cfg.Clients = []int{3}
+	cfg.Contenders = []int{3}
+	cfg.Keys = 10
+	// Long enough for several 10 ms ticks of CPU: three clients in a
+	// closed loop keep this process busy.
+	cfg.Duration, cfg.Warmup = 300*time.Millisecond, 50*time.Millisecond
+	cfg.CPUPIDs = []int{os.Getpid()}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("got %d results", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if r.Errors != 0 || r.Ops <= 0 {
+			t.Fatalf("%s: %d ops, %d errors: %v", r.Key(), r.Ops, r.Errors, r.ErrorSamples)
+		}
+		// The window is 300 ms: at most two cores' worth, plus a tick.
+		if r.ServerCPUSeconds <= 0 || r.ServerCPUSeconds > 0.61 {
+			t.Errorf("%s: %.3f s of CPU over a 300 ms window", r.Key(), r.ServerCPUSeconds)
+		}
+		if per := r.ServerCPUSeconds * 1e6 / float64(r.Ops); r.ServerCPUPerOp < per*0.99 || r.ServerCPUPerOp > per*1.01 {
+			t.Errorf("%s: %.1f µs/op, want %.1f", r.Key(), r.ServerCPUPerOp, per)
+		}
+		t.Logf("%s: %.0f ops, %.2f s CPU, %.1f µs/op", r.Key(), float64(r.Ops), r.ServerCPUSeconds, r.ServerCPUPerOp)
+	}
+	if rep.Meta.Settings["cpu_pids"] == "" {
+		t.Error("the settings do not record the counted processes")
+	}
+
+	cfg.Workloads = []string{bench.Read}
+	cfg.CPUPIDs = []int{1 << 30} // no such process
+	rep, err = bench.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.Errors != 0 || r.Ops <= 0 || r.ServerCPUSeconds != 0 || r.ServerCPUPerOp != 0 {
+		t.Errorf("unreadable process: %d ops, %d errors, %.3f s CPU", r.Ops, r.Errors, r.ServerCPUSeconds)
+	}
+
+	cfg.CPUPIDs = []int{0}
+	if _, err := bench.Run(ctx, cfg); err == nil {
+		t.Error("a process id of 0 was accepted")
+	}
+}

@@ -145,6 +145,7 @@ func (r *runner) lock(ctx context.Context, herd bool, n int) []Result {
 		return float64(time.Since(start)) / float64(r.cfg.Warmup+r.cfg.Duration)
 	}
 	b := r.prog.Start(res.Key(), frac, rateStatus(&l.handoffs, &l.errs.n, func() time.Time { return l.measure }))
+	cpu := r.meterCPU(l.measure)
 
 	// The watchdog ends the run: at the deadline, on ctx cancellation, or
 	// when nobody has acquired the lock for lockStall.
@@ -197,6 +198,7 @@ func (r *runner) lock(ctx context.Context, herd bool, n int) []Result {
 	wg.Wait()
 	l.halt()
 	<-watchdogDone
+	serverCPU := cpu.stop()
 
 	for _, h := range l.hists[1:] {
 		l.hists[0].Merge(h)
@@ -211,6 +213,7 @@ func (r *runner) lock(ctx context.Context, herd bool, n int) []Result {
 		res.OpsPerSec = float64(res.Ops) / s
 	}
 	res.Latency = l.hists[0].Summary()
+	res.setServerCPU(serverCPU)
 	l.errs.fill(&res)
 	r.finish(b, &res)
 	return []Result{res}

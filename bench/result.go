@@ -38,20 +38,25 @@ type Latency struct {
 //	    sessions expired, 0, delay from the session's last contact to its
 //	    ephemeral node's deletion
 type Result struct {
-	Workload     string             `json:"workload"`
-	Op           string             `json:"op"`
-	Param        string             `json:"param"` // clients, contenders, watchers, sessions, znodes
-	N            int                `json:"n"`
-	Servers      string             `json:"servers"`
-	Started      time.Time          `json:"started"`
-	Seconds      float64            `json:"seconds"`
-	Ops          int64              `json:"ops"`
-	OpsPerSec    float64            `json:"ops_per_sec"`
-	Errors       int64              `json:"errors"`
-	ErrorSamples []string           `json:"error_samples,omitempty"`
-	Latency      Latency            `json:"latency_ms"`
-	ServerRSS    int64              `json:"server_rss_bytes,omitempty"`
-	Extra        map[string]float64 `json:"extra,omitempty"`
+	Workload     string    `json:"workload"`
+	Op           string    `json:"op"`
+	Param        string    `json:"param"` // clients, contenders, watchers, sessions, znodes
+	N            int       `json:"n"`
+	Servers      string    `json:"servers"`
+	Started      time.Time `json:"started"`
+	Seconds      float64   `json:"seconds"`
+	Ops          int64     `json:"ops"`
+	OpsPerSec    float64   `json:"ops_per_sec"`
+	Errors       int64     `json:"errors"`
+	ErrorSamples []string  `json:"error_samples,omitempty"`
+	Latency      Latency   `json:"latency_ms"`
+	ServerRSS    int64     `json:"server_rss_bytes,omitempty"`
+	// ServerCPUSeconds is the CPU time of Config.CPUPIDs over the measured
+	// window and ServerCPUPerOp that per operation, in microseconds (0:
+	// not counted; counted in 10 ms ticks).
+	ServerCPUSeconds float64            `json:"server_cpu_seconds,omitempty"`
+	ServerCPUPerOp   float64            `json:"server_cpu_us_per_op,omitempty"`
+	Extra            map[string]float64 `json:"extra,omitempty"`
 }
 
 // Name is "workload/op", e.g. "write/create".

@@ -109,6 +109,7 @@ func (c Config) settings() map[string]string {
 		"tick":            c.Tick.String(),
 		"hold":            c.Hold.String(),
 		"pid":             fmt.Sprint(c.PID),
+		"cpu_pids":        ints(c.CPUPIDs),
 	}
 }
 
@@ -228,7 +229,8 @@ type loopResult struct {
 	hists   []*Histogram // per kind, merged over clients
 	ops     int64
 	seconds float64
-	bar     *bar // still showing; r.finish removes it
+	cpu     time.Duration // the servers' CPU time over the measured window (-1: not counted)
+	bar     *bar          // still showing; r.finish removes it
 }
 
 // closedLoop runs op on every connection back to back (a closed loop:
@@ -249,6 +251,7 @@ func (r *runner) closedLoop(ctx context.Context, label string, conns []*zk.Conn,
 		return float64(time.Since(start)) / float64(cfg.Warmup+cfg.Duration)
 	}
 	b := r.prog.Start(label, frac, rateStatus(&ops, &errs.n, func() time.Time { return measure }))
+	cpu := r.meterCPU(measure)
 	hists := make([][]*Histogram, len(conns))
 	last := make([]time.Time, len(conns))
 	var wg sync.WaitGroup
@@ -310,6 +313,7 @@ func (r *runner) closedLoop(ctx context.Context, label string, conns []*zk.Conn,
 	if lastT.After(measure) {
 		res.seconds = lastT.Sub(measure).Seconds()
 	}
+	res.cpu = cpu.stop()
 	res.bar = b
 	return res
 }
@@ -326,4 +330,5 @@ func (l loopResult) fill(res *Result) {
 		res.OpsPerSec = float64(l.ops) / l.seconds
 	}
 	res.Latency = all.Summary()
+	res.setServerCPU(l.cpu)
 }

@@ -71,6 +71,9 @@ func notes(r Result) string {
 	case LockFair, LockHerd:
 		parts = append(parts, "hand-offs; release -> next acquire")
 	}
+	if r.ServerCPUPerOp > 0 {
+		parts = append(parts, fmt.Sprintf("server CPU %s/op", fmtMs(r.ServerCPUPerOp/1000)))
+	}
 	if r.ServerRSS > 0 && r.Workload != Scale {
 		parts = append(parts, "server RSS "+fmtBytes(float64(r.ServerRSS)))
 	}

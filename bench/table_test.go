@@ -303,3 +303,55 @@ func compareRows(t *testing.T, cfg string) map[string]Row {
 	}
 	return rows
 }
+
+// With the servers' CPU counted (--cpu-pid), the comparison shows each
+// side's CPU per operation and their ratio; without it, no such columns.
+func TestCompareServerCPU(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "ensemble3-fsync")
+	writeSide(t, filepath.Join(cfg, "zookeeper"), []Result{
+		{Workload: Write, Op: "create", Param: "clients", N: 16, OpsPerSec: 2800, Latency: Latency{P50: 4, P99: 25},
+			Ops: 11200, ServerCPUSeconds: 9.52, ServerCPUPerOp: 850},
+		{Workload: Fanout, Op: "notify", Param: "watchers", N: 1000, OpsPerSec: 30000, Latency: Latency{P50: 31}},
+	})
+	writeSide(t, filepath.Join(cfg, "paddock"), []Result{
+		{Workload: Write, Op: "create", Param: "clients", N: 16, OpsPerSec: 3500, Latency: Latency{P50: 4, P99: 14},
+			Ops: 14000, ServerCPUSeconds: 5.95, ServerCPUPerOp: 425},
+		{Workload: Fanout, Op: "notify", Param: "watchers", N: 1000, OpsPerSec: 60000, Latency: Latency{P50: 15}},
+	})
+	cs, err := CompareDirs([]string{cfg}, "zookeeper", "paddock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cs[0].Rows[0]; r.BaseCPUPerOp != 850 || r.CandCPUPerOp != 425 || r.CPURatio != 0.5 {
+		t.Errorf("CPU per op %v, %v, ratio %v", r.BaseCPUPerOp, r.CandCPUPerOp, r.CPURatio)
+	}
+	var md strings.Builder
+	if err := WriteCompareMarkdown(&md, cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| p99 × | zookeeper CPU/op | paddock CPU/op | CPU/op × | target | met |",
+		"| 0.56× | 850µs | 425µs | 0.50× | ops >= 1.5x, p99 <= 1x | NO |",
+		"| - | - | - | last notification <= 0.5x (p50 0.48×) | yes |", // fan-out: no CPU counted
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	plain := filepath.Join(t.TempDir(), "standalone-fsync")
+	for _, side := range []string{"zookeeper", "paddock"} {
+		writeSide(t, filepath.Join(plain, side), []Result{
+			{Workload: Write, Op: "create", Param: "clients", N: 16, OpsPerSec: 2800, Latency: Latency{P50: 4, P99: 25}}})
+	}
+	if cs, err = CompareDirs([]string{plain}, "zookeeper", "paddock"); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := WriteCompareText(&text, cs); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "CPU/op") {
+		t.Errorf("CPU columns without CPU counts:\n%s", text.String())
+	}
+}

@@ -104,6 +104,7 @@ fan-out rounds). Servers with a per-IP connection limit need it raised
 	f.DurationVar(&cfg.Tick, "tick", cfg.Tick, "the server's tickTime (judges expiry accuracy: [T, T+2 ticks])")
 	f.DurationVar(&cfg.Hold, "hold", 0, "how long a lock holder keeps the lock")
 	f.IntVar(&cfg.PID, "pid", 0, "server process id to sample RSS from (/proc/PID/status VmRSS)")
+	f.IntSliceVar(&cfg.CPUPIDs, "cpu-pid", nil, "server process ids (every node of a cluster; comma-separated or repeated) whose CPU time write, read, mixed and lock runs report per operation (/proc/PID/stat)")
 	f.StringVar(&cfg.Root, "root", cfg.Root, "znode under which each run creates (and deletes) its tree")
 	f.BoolVar(&cfg.Keep, "keep", false, "do not delete what the runs created")
 	f.StringVar(&cfg.Label, "label", "", "name of the server under test, recorded in the JSON")

@@ -142,6 +142,8 @@ fi
 # --- server management -------------------------------------------------------
 
 PD_PIDS=()
+# The servers whose CPU time each run counts, by label (set per configuration).
+declare -A CPU_PIDS=()
 ZK_DIRS=()
 
 cleanup() {
@@ -218,6 +220,19 @@ start_zk() {
 	local ports=${ZK_SERVERS//127.0.0.1:/}
 	# shellcheck disable=SC2086 # one port per word
 	wait_modes ${ports//,/ }
+}
+
+# zk_pids DIR NODES: the JVMs' process ids, comma-separated.
+zk_pids() {
+	local dir=$1 nodes=$2 i pids=""
+	if ((nodes == 1)); then
+		cat "$dir/zk.pid"
+		return
+	fi
+	for ((i = 1; i <= nodes; i++)); do
+		pids+=${pids:+,}$(cat "$dir/node$i/zk.pid")
+	done
+	echo "$pids"
 }
 
 stop_zk() {
@@ -318,6 +333,8 @@ bench() {
 		--watchers "$WATCHERS" --znodes "$ZNODES" --sessions "$SESSIONS" --rss-settle "$RSS_SETTLE"
 		--tick "${TICK_MS}ms" --session-timeout "$((2 * TICK_MS))ms")
 	[[ $pid == 0 ]] || args+=(--pid "$pid")
+	# Every node's CPU time, for the servers' CPU per operation.
+	[[ -z ${CPU_PIDS[$label]:-} ]] || args+=(--cpu-pid "${CPU_PIDS[$label]}")
 	if [[ $config != - ]]; then
 		mkdir -p "$OUT/$config/$label"
 		local rep=${REP:-1} suffix=""
@@ -356,7 +373,12 @@ run_config() {
 	log "== $name: starting ZooKeeper and Paddock ($nodes node(s), fsync $sync)"
 	start_zk "$sdir/zookeeper" "$nodes" "$sync"
 	start_paddock "$sdir/paddock" "$nodes" "$sync"
-	log "ZooKeeper $ZK_SERVERS (pid $ZK_PID), Paddock $PD_SERVERS (pid $PD_PID)"
+	CPU_PIDS[zookeeper]=$(zk_pids "$sdir/zookeeper" "$nodes")
+	CPU_PIDS[paddock]=$(
+		IFS=,
+		echo "${PD_PIDS[*]}"
+	)
+	log "ZooKeeper $ZK_SERVERS (pids ${CPU_PIDS[zookeeper]}), Paddock $PD_SERVERS (pids ${CPU_PIDS[paddock]})"
 	local zpid=$ZK_PID ppid=$PD_PID
 	((nodes == 1)) || zpid=0 ppid=0
 	prewarm
@@ -386,6 +408,7 @@ run_config() {
 	done
 	stop_zk
 	stop_paddock
+	CPU_PIDS=()
 	drop_data "$sdir"
 	if [[ $name == standalone-fsync ]] && has "$WORKLOADS" scale; then
 		log "== $name: scale ($ZNODES znodes) on fresh servers"
