@@ -65,6 +65,11 @@ type conn struct {
 	heldBytes     int
 	// heldN is len(held), readable without outMu (eventorder.go).
 	heldN atomic.Int32
+	// replyMu is held while replies are encoded and appended to out: by
+	// the writer goroutine for each batch, or by the reader answering a
+	// read at once (replyNow, replynow.go). lastAt and fast are under it.
+	replyMu sync.Mutex
+	fast    replyBatch
 	// wmu is held while writing to the socket: by the writer goroutine
 	// (flush) or by a notifier goroutine (tryFlush, see notifier.go).
 	wmu sync.Mutex
@@ -80,7 +85,8 @@ type conn struct {
 	// (fwdorder.go).
 	lane fwdLane
 	// lastAt is the zxid of the newest state a reply on this connection
-	// reflected (headerZxid), starting at the handshake's.
+	// reflected (headerZxid), starting at the handshake's (under replyMu
+	// once the connection serves requests).
 	lastAt int64
 	// lastWrite is the future of the last write this connection proposed
 	// (reader goroutine only): a reconfig waits for it (reconfig.go).
@@ -390,6 +396,11 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		if p == nil {
 			p = &pendingReply{noReply: true} // counted above: the writer counts it out
 		}
+		// With more requests already read, the writer answers them in one
+		// write(2); otherwise this one is answered here if it can be.
+		if !stop && br.Buffered() == 0 && c.replyNow(p) {
+			continue
+		}
 		select {
 		case c.pending <- p:
 		case <-c.done:
@@ -412,6 +423,7 @@ func (c *conn) writeLoop() {
 			return
 		case <-c.outSignal:
 		case p := <-c.pending:
+			c.replyMu.Lock()
 			closeAfter := c.reply(&b, p)
 			// Batch replies that are already queued into one write, up
 			// to 64 KiB including what the batch already put in the
@@ -422,6 +434,7 @@ func (c *conn) writeLoop() {
 			}
 			b.enqueue(c)
 			b.queued = 0
+			c.replyMu.Unlock()
 			if closeAfter {
 				_ = c.flush()
 				return
@@ -543,7 +556,7 @@ func (c *conn) goneRead(zxid int64) bool {
 // relativeZxid after a reconnect, and would never hear of a change whose
 // event it had not received yet (ZooKeeper's header is the last zxid
 // processed when the reply was made, with every event up to it queued).
-// Writer goroutine only.
+// Under replyMu.
 func (c *conn) headerZxid(at int64) int64 {
 	c.lastAt = max(c.lastAt, at)
 	return c.lastAt

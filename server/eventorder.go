@@ -66,17 +66,25 @@ func (c *conn) queueEvent(frame []byte, zxid int64) bool {
 // without a reply) to the outbound buffer, then every held event whose
 // earlier replies are now all out, and wakes the writer.
 func (c *conn) enqueueReplies(frames []byte, n int) {
+	if c.appendReplies(frames, n) {
+		c.signal()
+	}
+}
+
+// appendReplies is enqueueReplies without waking the writer. It reports
+// false when the connection was closed as a slow consumer instead.
+func (c *conn) appendReplies(frames []byte, n int) bool {
 	c.outMu.Lock()
 	if c.overLocked(len(frames)) {
 		c.outMu.Unlock()
 		c.slowConsumer()
-		return
+		return false
 	}
 	c.appendOutLocked(frames)
 	c.repliesOut += uint64(n)
 	c.releaseLocked(func(h *heldEvent) bool { return h.mark <= c.repliesOut })
 	c.outMu.Unlock()
-	c.signal()
+	return true
 }
 
 // releaseBefore is called by the writer before it encodes a reply that

@@ -115,20 +115,62 @@ func xids(t *testing.T, br *bufio.Reader, n int) ([]int32, string) {
 // cached node on the event and fills it from the reply would otherwise
 // keep the old data for good.
 func TestEventDoesNotOvertakeAnOlderReply(t *testing.T) {
+	eachReplyPath(t, func(t *testing.T, byWriter bool) {
+		_, _, br, _ := answerThenChange(t, byWriter)
+		got, data := xids(t, br, 3)
+		require.Equal(t, "v0", data)
+		require.Equal(t, []int32{wire.XidPing, 10, wire.XidNotification}, got,
+			"the event for v1 reached the client before the reply showing v0")
+	})
+}
+
+// answerThenChange opens a session watching /x (v0) with its writer
+// blocked in a write, has a getData of /x answered from v0 (by the writer
+// or by the reader), sets /x to v1, and lets the writer go on.
+func answerThenChange(t *testing.T, byWriter bool) (*Server, net.Conn, *bufio.Reader, int64) {
+	t.Helper()
 	srv, sc, nc, br, session := eventOrderSession(t)
 	release := holdWrites(t, srv, sc, nc, session)
-	c := srv.connOf(session)
-	send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
-	require.Eventually(t, func() bool { return len(c.pending) == 1 }, 10*time.Second, time.Millisecond,
-		"the getData is answered (from v0) and waits for the writer")
+	readAnswered(t, srv.connOf(session), byWriter, func() {
+		send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
+	})
 	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
 		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
 	require.NoError(t, err)
 	release()
-	got, data := xids(t, br, 3)
-	require.Equal(t, "v0", data)
-	require.Equal(t, []int32{wire.XidPing, 10, wire.XidNotification}, got,
-		"the event for v1 reached the client before the reply showing v0")
+	return srv, nc, br, session
+}
+
+// eachReplyPath runs test with a read answered by the connection's writer
+// goroutine and by its reader (replyNow).
+func eachReplyPath(t *testing.T, test func(t *testing.T, byWriter bool)) {
+	t.Run("writer", func(t *testing.T) { test(t, true) })
+	t.Run("reader", func(t *testing.T) { test(t, false) })
+}
+
+// readAnswered runs send, which sends c's client one read answered at
+// once while c's writer goroutine is blocked in a write, and waits until
+// the read's reply waits for the writer (byWriter: replyNow was kept off
+// by holding replyMu meanwhile) or is in the outbound buffer, put there
+// by the reader.
+func readAnswered(t *testing.T, c *conn, byWriter bool, send func()) {
+	t.Helper()
+	if byWriter {
+		c.replyMu.Lock()
+		defer c.replyMu.Unlock()
+		send()
+		require.Eventually(t, func() bool { return len(c.pending) == 1 }, 10*time.Second, time.Millisecond,
+			"the read is answered and waits for the writer")
+		return
+	}
+	read := c.repliesQueued.Load() + 1
+	send()
+	require.Eventually(t, func() bool {
+		c.outMu.Lock()
+		defer c.outMu.Unlock()
+		return c.repliesQueued.Load() == read && c.repliesOut == read
+	}, 10*time.Second, time.Millisecond, "the read is answered by its reader while the writer is blocked")
+	require.Zero(t, len(c.pending))
 }
 
 // A write's own events go out just before its reply, after the replies
@@ -249,31 +291,25 @@ func TestPipelinedWriteEventBeforeItsReply(t *testing.T) {
 // to v1 waits behind it; the client loses the connection right after the
 // reply and re-arms its watch from the reply's zxid: it must hear of v1.
 func TestReplyZxidNotAheadOfLaterEvents(t *testing.T) {
-	srv, sc, nc, br, session := eventOrderSession(t) // exists watch on /x
-	c := srv.connOf(session)
-	passwd := c.s.fsm.Password(session)
-	release := holdWrites(t, srv, sc, nc, session)
-	send(t, nc, &wire.RequestHeader{Xid: 10, Op: wire.OpGetData}, &wire.PathWatchRequest{Path: "/x"})
-	require.Eventually(t, func() bool { return len(c.pending) == 1 }, 10*time.Second, time.Millisecond)
-	_, err := srv.apply(&fsm.Command{Type: fsm.CmdOps,
-		Ops: []fsm.Op{{Type: wire.OpSetData, Path: "/x", Data: []byte("v1"), Version: -1}}})
-	require.NoError(t, err)
-	release()
-	var seen int64
-	for range 2 { // the ping's reply, then the getData's
+	eachReplyPath(t, func(t *testing.T, byWriter bool) {
+		srv, nc, br, session := answerThenChange(t, byWriter) // exists watch on /x
+		passwd := srv.fsm.Password(session)
+		var seen int64
+		for range 2 { // the ping's reply, then the getData's
+			var h wire.ReplyHeader
+			readRecord(t, br, &h)
+			seen = max(seen, h.Zxid)
+		}
+		nc.Close() // lost before the event arrived
+		nc2, br2, cr := handshakeRaw(t, srv.Addr().String(), session, passwd)
+		require.Equal(t, session, cr.SessionID)
+		const xidSetWatches = -8
+		send(t, nc2, &wire.RequestHeader{Xid: xidSetWatches, Op: wire.OpSetWatches},
+			&wire.SetWatches{RelativeZxid: seen, DataWatches: []string{"/x"}})
 		var h wire.ReplyHeader
-		readRecord(t, br, &h)
-		seen = max(seen, h.Zxid)
-	}
-	nc.Close() // lost before the event arrived
-	nc2, br2, cr := handshakeRaw(t, srv.Addr().String(), session, passwd)
-	require.Equal(t, session, cr.SessionID)
-	const xidSetWatches = -8
-	send(t, nc2, &wire.RequestHeader{Xid: xidSetWatches, Op: wire.OpSetWatches},
-		&wire.SetWatches{RelativeZxid: seen, DataWatches: []string{"/x"}})
-	var h wire.ReplyHeader
-	readRecord(t, br2, &h)
-	require.Equal(t, wire.XidNotification, h.Xid, "the change to v1 was never reported")
+		readRecord(t, br2, &h)
+		require.Equal(t, wire.XidNotification, h.Xid, "the change to v1 was never reported")
+	})
 }
 
 // checkWatches answers from the state it sees: a NoWatcher for a watch
