@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/paddockzk/paddock/internal/sysmon"
 	"github.com/paddockzk/paddock/server"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +19,8 @@ func newServerCmd() *cobra.Command {
 	cfg := server.DefaultConfig()
 	var configFile, logFormat, id string
 	var peers []string
-	gc := server.DefaultGCTuning()
+	rt := runtimeTuning{GC: server.DefaultGCTuning(), SysmonSlack: sysmon.DefaultSlack}
+	gc := &rt.GC
 	commitTimeout := server.DefaultRaftTimers.Commit
 	var gcHeadroomMiB uint64 = gc.MinHeadroom >> 20
 	var gcIdleMiB uint64 = gc.IdleAlloc >> 20
@@ -70,7 +72,7 @@ reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
 			final.Logger = log
 			gc.MinHeadroom = gcHeadroomMiB << 20
 			gc.IdleAlloc = gcIdleMiB << 20
-			return serve(final, gc, log)
+			return serve(final, rt, log)
 		},
 	}
 	f := cmd.Flags()
@@ -90,6 +92,7 @@ reads a ZooKeeper zoo.cfg; flags given explicitly override it.`,
 	f.Uint64Var(&gcIdleMiB, "gc-idle-alloc", gcIdleMiB, "MiB allocated per second below which the server counts as idle and returns its free heap to the OS (0: never)")
 	f.DurationVar(&gc.IdleAfter, "gc-idle-after", gc.IdleAfter, "how long the server must stay idle before it returns its free heap to the OS")
 	f.DurationVar(&gc.IdleMinGap, "gc-idle-min-gap", gc.IdleMinGap, "least time between two returns of the free heap to the OS")
+	f.DurationVar(&rt.SysmonSlack, "sysmon-slack", rt.SysmonSlack, "Linux timer slack of the Go runtime's monitor thread: about how often it polls while the server is busy (0: the kernel's default, ~20-70µs; needs CAP_SYS_NICE)")
 	f.DurationVar(&commitTimeout, "raft-commit-timeout", commitTimeout, "cluster: longest wait before the leader tells idle followers the commit index (latency of writes through followers vs idle heartbeat traffic)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.IntVar(&cfg.SecurePort, "secure-port", 0, "also serve clients over TLS on this port (zoo.cfg secureClientPort)")
@@ -205,7 +208,16 @@ func newLogger(format string) *slog.Logger {
 // serve runs the server paddock server configured (tests replace it).
 var serve = runServer
 
-func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
+// runtimeTuning is how `paddock server` tunes the Go runtime of its
+// process: not set by an embedding program.
+type runtimeTuning struct {
+	GC server.GCTuning
+	// SysmonSlack is the timer slack given to the runtime's monitor
+	// thread (internal/sysmon); 0 leaves it alone.
+	SysmonSlack time.Duration
+}
+
+func runServer(cfg server.Config, rt runtimeTuning, log *slog.Logger) error {
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -222,7 +234,8 @@ func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 		"storage", storage, "version", server.ZooKeeperVersion)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go server.TuneGC(ctx, gc)
+	go server.TuneGC(ctx, rt.GC)
+	relaxSysmon(ctx, rt.SysmonSlack, log)
 	select {
 	case <-ctx.Done():
 	case <-srv.Failed():
@@ -244,6 +257,21 @@ func runServer(cfg server.Config, gc server.GCTuning, log *slog.Logger) error {
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("shutdown timed out")
 	}
+}
+
+// relaxSysmon gives the runtime's monitor thread its timer slack, and
+// keeps the threads it starts at the process's, until ctx ends.
+func relaxSysmon(ctx context.Context, slack time.Duration, log *slog.Logger) {
+	if slack <= 0 {
+		return
+	}
+	r, err := sysmon.Relax(slack)
+	if err != nil {
+		log.Info("runtime monitor's timer slack left at the default", "err", err)
+		return
+	}
+	log.Debug("runtime monitor's timer slack set", "thread", r.Thread(), "slack", slack)
+	go r.Keep(ctx, sysmon.DefaultKeepInterval)
 }
 
 func newVersionCmd() *cobra.Command {

@@ -17,7 +17,7 @@ func serverConfig(t *testing.T, args ...string) (server.Config, error) {
 	t.Helper()
 	var got server.Config
 	old := serve
-	serve = func(cfg server.Config, _ server.GCTuning, _ *slog.Logger) error {
+	serve = func(cfg server.Config, _ runtimeTuning, _ *slog.Logger) error {
 		got = cfg
 		return nil
 	}

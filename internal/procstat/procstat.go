@@ -31,13 +31,9 @@ func CPU(pid int) (time.Duration, error) {
 // line; the command name (field 2) may hold spaces and parentheses, so
 // fields are counted after its last ')'.
 func ParseCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("bad /proc stat line")
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 13 {
-		return 0, errors.New("short /proc stat line")
+	f, err := After(stat, 15)
+	if err != nil {
+		return 0, err
 	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
@@ -45,4 +41,19 @@ func ParseCPU(stat string) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(ut+st) * time.Second / ClockTicks, nil
+}
+
+// After returns the fields of a /proc/PID/stat (or /proc/PID/task/TID/stat)
+// line that follow the command name: field n of proc(5) is After's
+// [n-3]. It fails unless the line holds at least field last.
+func After(stat string, last int) ([]string, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil, errors.New("bad /proc stat line")
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < last-2 {
+		return nil, errors.New("short /proc stat line")
+	}
+	return f, nil
 }

@@ -1,0 +1,23 @@
+package sysmon
+
+import (
+	"errors"
+	"time"
+)
+
+// DefaultSlack is the timer slack `paddock server` gives sysmon: its 20
+// µs sleeps become about a millisecond long, fifty times fewer wake-ups
+// than the default 50 µs slack gives (an up-to-70 µs sleep). See the
+// README ("Performance") for what it saves and what was measured with
+// 250 µs.
+const DefaultSlack = time.Millisecond
+
+// DefaultKeepInterval is how often Keep looks for threads that inherited
+// sysmon's slack.
+const DefaultKeepInterval = time.Second
+
+var (
+	// ErrUnsupported is returned where there is no per-thread timer
+	// slack (anything but Linux).
+	ErrUnsupported = errors.New("sysmon: thread timer slack is Linux-only")
+)
