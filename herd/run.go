@@ -169,7 +169,14 @@ func (r *runner) run(ctx context.Context, rc Recipe, k, index, total int) Result
 	conns, sessions, err := dialAll(ctx, res.Connections, dial)
 	if err != nil {
 		b.Finish("")
-		return fail(err)
+		fail(err)
+		if lerr := r.serverLost(ctx); lerr != nil {
+			// The sessions could not open because the server is gone:
+			// end the runs after this one too, as a loss during a run does.
+			res.lostServer = true
+			return fail(lerr)
+		}
+		return res
 	}
 	cs := make([]*contender, k)
 	nw := res.Writers
@@ -269,6 +276,26 @@ func (r *runner) lost(now time.Time, lostAt *time.Time) error {
 		return fmt.Errorf("%w: no connection for %v", errServerLost, d.Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// serverLost reports errServerLost if the admin session is without a
+// connection and stays so for a session timeout; nil at once if it is
+// connected (a run's sessions failed to open for another reason, such
+// as a per-IP connection limit).
+func (r *runner) serverLost(ctx context.Context) error {
+	var lostAt time.Time
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := r.lost(time.Now(), &lostAt); err != nil || lostAt.IsZero() {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
 }
 
 // errServerLost ends a run, and the runs after it, when the server is gone.

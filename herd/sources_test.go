@@ -184,6 +184,20 @@ func TestReportNamesServerVersion(t *testing.T) {
 // (not the stall timeout) and the runs after it are not started (each cost
 // the stall timeout and its connects' timeout before).
 func TestServerGoneEndsTheRuns(t *testing.T) {
+	serverGoneEndsTheRuns(t, 4) // the admin session and the first run's three
+}
+
+// Gone while the first run's sessions open (most times; otherwise once
+// they are open): the run fails to open them, and ends the runs after it
+// as a loss during a run does, instead of each run after it failing to
+// open its own.
+func TestServerGoneWhileSessionsOpen(t *testing.T) {
+	serverGoneEndsTheRuns(t, 1) // the admin session
+}
+
+// serverGoneEndsTheRuns stops the server once it holds sessions
+// sessions, with four runs to go.
+func serverGoneEndsTheRuns(t *testing.T, sessions int) {
 	srv := zktest.Start(t)
 	cfg := testConfig([]Recipe{MutexFair, MutexUnfair}, 3, 5)
 	cfg.Servers = []string{srv.Addr()}
@@ -199,7 +213,7 @@ func TestServerGoneEndsTheRuns(t *testing.T) {
 		defer cancel()
 		rep, err = Run(ctx, cfg)
 	}()
-	waitFor(t, "the contenders' sessions", func() bool { return len(srv.Sessions()) >= 4 })
+	waitFor(t, "the sessions", func() bool { return len(srv.Sessions()) >= sessions })
 	srv.Stop()
 	select {
 	case <-done:

@@ -15,15 +15,37 @@ import (
 // the server and returns the configuration it would have served.
 func serverConfig(t *testing.T, args ...string) (server.Config, error) {
 	t.Helper()
+	cfg, _, err := serverSetup(t, args...)
+	return cfg, err
+}
+
+// serverSetup is serverConfig with the runtime tuning it would have used.
+func serverSetup(t *testing.T, args ...string) (server.Config, runtimeTuning, error) {
+	t.Helper()
 	var got server.Config
+	var gotRT runtimeTuning
 	old := serve
-	serve = func(cfg server.Config, _ runtimeTuning, _ *slog.Logger) error {
-		got = cfg
+	serve = func(cfg server.Config, rt runtimeTuning, _ *slog.Logger) error {
+		got, gotRT = cfg, rt
 		return nil
 	}
 	defer func() { serve = old }()
 	_, err := runRoot(t, append([]string{"server"}, args...)...)
-	return got, err
+	return got, gotRT, err
+}
+
+// The runtime monitor's slack is 1 ms unless --sysmon-slack says
+// otherwise (0: left alone).
+func TestServerSysmonSlackFlag(t *testing.T) {
+	_, rt, err := serverSetup(t)
+	require.NoError(t, err)
+	require.Equal(t, time.Millisecond, rt.SysmonSlack)
+	_, rt, err = serverSetup(t, "--sysmon-slack", "250us")
+	require.NoError(t, err)
+	require.Equal(t, 250*time.Microsecond, rt.SysmonSlack)
+	_, rt, err = serverSetup(t, "--sysmon-slack", "0")
+	require.NoError(t, err)
+	require.Zero(t, rt.SysmonSlack)
 }
 
 // writeZooCfg writes a zoo.cfg with text into dir and returns its path.
