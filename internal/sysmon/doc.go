@@ -17,13 +17,13 @@
 // Linux lets a thread's sleeps end up to its timer slack late (50 µs by
 // default), so that wake-ups can be coalesced. Relax gives sysmon's thread
 // a longer slack, so that its 20 µs sleeps last about that long: the
-// monitor runs about as often as the runtime's own on systems with a coarse
-// timer (Windows' 0.5–1 ms), and nothing but the monitor is slowed.
-// Goroutines are woken by the threads that ready them, never by sysmon,
-// so no request waits for it; what waits is only what sysmon alone
-// does: handing a P blocked in a long system call to another thread when
-// every other P is busy, preempting a goroutine that ran 10 ms, and the
-// network poll of a process whose Ps are all busy for 10 ms.
+// monitor runs about as often as the runtime's own does where timers are
+// coarse (on Windows, every 0.5–1 ms), and no other thread is slowed.
+// Goroutines are woken by the threads that ready them, not by sysmon, so
+// a request does not wait for it; what waits is what sysmon alone does:
+// handing a P blocked in a long system call to another thread when every
+// other P is busy, preempting a goroutine that ran 10 ms, and the network
+// poll of a process whose Ps have all been busy for 10 ms.
 //
 // A thread inherits its creator's slack, and sysmon starts threads (when
 // it hands a P on and no idle thread is left): Keep puts those back to the
@@ -34,7 +34,6 @@
 // numbered and timed in creation order (the race detector's runtime
 // too). The package's test checks the thread it finds by what it does:
 // while a goroutine spins, it sleeps in nanosleep for multiples of 20 µs
-// up to 10 ms. Setting
-// another thread's slack needs CAP_SYS_NICE (root has it); without it
-// Relax fails and nothing changes.
+// up to 10 ms. Setting another thread's slack needs CAP_SYS_NICE (root
+// has it); without it Relax fails and nothing changes.
 package sysmon
