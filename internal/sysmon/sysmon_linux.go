@@ -46,14 +46,13 @@ func Relax(slack time.Duration) (*Relaxed, error) {
 // main one.
 func Thread() (int, error) {
 	pid := os.Getpid()
-	ents, err := os.ReadDir("/proc/self/task")
+	tids, err := threads()
 	if err != nil {
 		return 0, err
 	}
 	best, bestStart := 0, uint64(0)
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil || tid == pid {
+	for _, tid := range tids {
+		if tid == pid {
 			continue
 		}
 		start, err := threadStart(tid)
@@ -98,14 +97,13 @@ func (r *Relaxed) restoreInherited() int {
 	if r.slack == r.base {
 		return 0
 	}
-	ents, err := os.ReadDir("/proc/self/task")
+	tids, err := threads()
 	if err != nil {
 		return 0
 	}
 	n := 0
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil || tid == r.tid {
+	for _, tid := range tids {
+		if tid == r.tid {
 			continue
 		}
 		if s, err := readSlack(tid); err == nil && s == r.slack && writeSlack(tid, r.base) == nil {
@@ -113,6 +111,21 @@ func (r *Relaxed) restoreInherited() int {
 		}
 	}
 	return n
+}
+
+// threads lists the ids of the process's threads.
+func threads() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }
 
 // threadStart is a thread's start time in clock ticks since boot (field
